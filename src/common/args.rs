@@ -1,0 +1,51 @@
+//! Caller mistakes at the napi edge: a wrong argument throws a `TypeError` whose `code` is
+//! `ERR_INVALID_ARG` and whose message names the argument (`api.md` §1). Everything else a
+//! caller or script does comes back as a result, never as a throw.
+
+use napi::{bindgen_prelude::FromNapiValue, Env, Error, JsValue, Status, Unknown, ValueType};
+
+use super::ErrorCode;
+
+/// Throws the `TypeError` and returns the error napi-rs needs to see the pending exception.
+pub fn invalid_arg(env: &Env, message: impl AsRef<str>) -> Error {
+  // If throwing itself fails the environment is going away; the returned error still fails the call.
+  let _ = env.throw_type_error(message.as_ref(), Some(ErrorCode::ErrInvalidArg.as_str()));
+  Error::new(Status::PendingException, message.as_ref().to_string())
+}
+
+/// Is this value `undefined` or `null`?
+pub fn is_nullish(value: &Unknown<'_>) -> bool {
+  matches!(value.get_type(), Ok(ValueType::Undefined | ValueType::Null))
+}
+
+/// Reads a required string argument.
+pub fn string_arg(env: &Env, value: &Unknown<'_>, name: &str) -> napi::Result<String> {
+  if value.get_type().ok() != Some(ValueType::String) {
+    return Err(invalid_arg(env, format!("{name} must be a string")));
+  }
+  // SAFETY: `value` is a live handle of this call's scope and was just checked to be a string.
+  unsafe { String::from_napi_value(env.raw(), value.raw()) }.map_err(|e| invalid_arg(env, format!("{name}: {}", e.reason)))
+}
+
+/// Reads an optional options object into `T` (`undefined`/`null` → `None`).
+pub fn options_arg<T: FromNapiValue>(env: &Env, value: Option<&Unknown<'_>>, name: &str) -> napi::Result<Option<T>> {
+  let Some(value) = value.filter(|v| !is_nullish(v)) else {
+    return Ok(None);
+  };
+  if value.get_type().ok() != Some(ValueType::Object) {
+    return Err(invalid_arg(env, format!("{name} must be an object")));
+  }
+  // SAFETY: `value` is a live object handle of this call's scope; `from_napi_value` only reads it.
+  unsafe { T::from_napi_value(env.raw(), value.raw()) }
+    .map(Some)
+    .map_err(|e| invalid_arg(env, format!("{name}: {}", e.reason)))
+}
+
+/// Checks an optional count or size: a finite, non-negative integer that fits `u64`.
+pub fn non_negative(value: Option<f64>, name: &str) -> Result<Option<u64>, String> {
+  match value {
+    None => Ok(None),
+    Some(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 => Ok(Some(v as u64)),
+    Some(v) => Err(format!("{name} must be a non-negative integer (got {v})")),
+  }
+}

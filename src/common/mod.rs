@@ -1,0 +1,12 @@
+//! What every layer shares: the presets of `api.md` §2.1, the stable error codes of §7, and the
+//! one way a caller's bad argument becomes a `TypeError` with code `ERR_INVALID_ARG`.
+//!
+//! Nothing here runs a script or parses one.
+
+pub mod codes;
+pub mod preset;
+
+pub mod args;
+
+pub use codes::ErrorCode;
+pub use preset::{Preset, PresetDefaults};

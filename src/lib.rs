@@ -1,0 +1,16 @@
+//! `@codecall/native`: code mode for MCP servers.
+//!
+//! The crate is laid out by the layers of the contract (`api.md` §0). Each layer is a folder whose
+//! `mod.rs` reads as its table of contents; each layer uses only the layers above it:
+//!
+//! | folder       | JS export   | owns                                                            |
+//! |--------------|-------------|-----------------------------------------------------------------|
+//! | `common`     | —           | presets, error codes and argument checks shared by every layer  |
+//! | `validator`  | `validate`  | oxc parse, AgentScript rules, TypeScript stripping, rewriting   |
+//!
+//! The core of every layer is plain Rust (tested with `cargo test`); the napi surface lives in each
+//! layer's `binding.rs` and is kept thin.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod common;
+pub mod validator;
