@@ -103,7 +103,8 @@ fn analyze<R>(
       }
     };
     let program = parse(&allocator, &js, SourceType::mjs())?;
-    if let Some(violation) = rules::check(&program, policy) {
+    let outcome = rules::check(&program, policy);
+    if let Some(violation) = outcome.violation {
       return Err(Rejection::IllegalAccess {
         code: violation.code,
         kind: violation.kind,
@@ -111,7 +112,7 @@ fn analyze<R>(
         location: Some(LineIndex::new(&js).locate(violation.span.start)),
       });
     }
-    let names = tool_names::ToolNames::collect(&program);
+    let names = outcome.tool_names;
     let out = then(&js, &program);
     Ok((Validated { tool_names: names.names, dynamic_tool_calls: names.dynamic, stripping }, out))
   })));
@@ -124,7 +125,8 @@ fn analyze<R>(
 }
 
 fn parse<'a>(allocator: &'a Allocator, source: &'a str, source_type: SourceType) -> Result<Program<'a>, Rejection> {
-  let options = ParseOptions { allow_return_outside_function: true, ..ParseOptions::default() };
+  // No semantic analysis runs on this AST, so identifier hashes would be wasted work.
+  let options = ParseOptions { allow_return_outside_function: true, enable_ident_hashes: false, ..ParseOptions::default() };
   let ret = Parser::new(allocator, source, source_type).with_options(options).parse();
   if let Some(diagnostic) = ret.diagnostics.errors().next() {
     let offset = diagnostic.labels.first().map_or(0, |l| l.offset());

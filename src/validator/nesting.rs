@@ -39,16 +39,23 @@ enum Prev {
   Division,
 }
 
-const REGEX_AFTER_KEYWORDS: &[&[u8]] = &[
-  b"return", b"typeof", b"instanceof", b"in", b"of", b"new", b"delete", b"void", b"throw", b"case", b"do",
-  b"else", b"yield", b"await",
-];
+/// After these keywords a `/` starts a regular expression.
+fn regex_after(word: &[u8]) -> bool {
+  matches!(
+    word,
+    b"return" | b"typeof" | b"instanceof" | b"in" | b"of" | b"new" | b"delete" | b"void" | b"throw" | b"case" | b"do"
+      | b"else" | b"yield" | b"await"
+  )
+}
 
 /// Keywords that cannot continue an arrow's expression body: seeing one ends every open arrow.
-const STATEMENT_KEYWORDS: &[&[u8]] = &[
-  b"const", b"let", b"var", b"return", b"if", b"for", b"while", b"do", b"throw", b"try", b"switch",
-  b"break", b"continue",
-];
+fn ends_arrows(word: &[u8]) -> bool {
+  matches!(
+    word,
+    b"const" | b"let" | b"var" | b"return" | b"if" | b"for" | b"while" | b"do" | b"throw" | b"try" | b"switch"
+      | b"break" | b"continue"
+  )
+}
 
 fn is_ident_byte(b: u8) -> bool {
   b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b == b'\\' || b >= 0x80
@@ -214,11 +221,11 @@ impl Scanner<'_> {
             self.pos += 1;
           }
           let word = &self.src[start..self.pos];
-          if STATEMENT_KEYWORDS.contains(&word) {
+          if ends_arrows(word) {
             self.end_arrows();
           }
           last_word_is_condition_keyword = matches!(word, b"if" | b"while" | b"for" | b"with");
-          prev = if REGEX_AFTER_KEYWORDS.contains(&word) { Prev::RegexAllowed } else { Prev::Division };
+          prev = if regex_after(word) { Prev::RegexAllowed } else { Prev::Division };
         }
         _ => {
           // Any other punctuator.

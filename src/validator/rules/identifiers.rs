@@ -1,95 +1,98 @@
 //! Disallowed identifiers (`disabledBuiltins` → `IllegalBuiltinAccess`, `disabledGlobals` →
 //! `DisallowedGlobal`) wherever they are referenced: calls, shorthand properties (`{ eval }`),
 //! destructuring defaults, computed keys, and as properties of the global object
-//! (`globalThis?.process`, `self['eval']`, `const { fetch } = globalThis`).
+//! (`globalThis?.process`, `self['eval']`, `const { fetch } = globalThis`). `\u0065val` is `eval`:
+//! oxc decodes escapes in identifiers.
 //!
 //! Property names elsewhere (`obj.process`, `{ process: 1 }`) and strings stay allowed: they do not
 //! name the global.
+
+use std::collections::HashMap;
 
 use oxc_ast::ast::{
   AssignmentExpression, AssignmentTarget, AssignmentTargetProperty, BindingPattern, ComputedMemberExpression,
   IdentifierReference, PropertyKey, StaticMemberExpression, VariableDeclarator,
 };
-use oxc_ast_visit::{walk, Visit};
 use oxc_span::Span;
 
-use super::{is_global_object, First, Rule, Violation};
+use super::{is_global_object, span_of, Findings, Rule, Violation};
 use crate::validator::policy::Policy;
 
 pub struct Identifiers<'p> {
-  policy: &'p Policy,
-  first: First,
+  /// Name → kind, built once per validation from the policy's lists.
+  disallowed: HashMap<&'p str, &'static str>,
 }
 
 impl<'p> Identifiers<'p> {
   pub fn new(policy: &'p Policy) -> Self {
-    Self { policy, first: First::default() }
+    let mut disallowed = HashMap::new();
+    for name in &policy.disabled_globals {
+      disallowed.insert(name.as_str(), super::KIND_DISALLOWED_GLOBAL);
+    }
+    if !policy.allow_console {
+      disallowed.insert("console", super::KIND_DISALLOWED_GLOBAL);
+    }
+    // Builtins last: a name in both lists is reported as a builtin.
+    for name in &policy.disabled_builtins {
+      disallowed.insert(name.as_str(), super::KIND_ILLEGAL_BUILTIN);
+    }
+    Self { disallowed }
   }
 
-  fn check_name(&mut self, name: &str, span: Span) {
-    if let Some(kind) = self.policy.disallowed(name) {
-      self.first.report(Violation::validation(kind, format!("Identifier '{name}' is not allowed in AgentScript"), span));
+  fn check(&self, name: &str, span: Span, out: &mut Findings) {
+    if let Some(&kind) = self.disallowed.get(name) {
+      out.report(span, || Violation::validation(kind, format!("Identifier '{name}' is not allowed in AgentScript"), span));
     }
   }
 
-  fn check_key(&mut self, key: &PropertyKey<'_>) {
+  fn check_key(&self, key: &PropertyKey<'_>, out: &mut Findings) {
     if let Some(name) = key.static_name() {
-      self.check_name(&name, oxc_span::GetSpan::span(key));
+      self.check(&name, span_of(key), out);
     }
   }
 }
 
-impl<'a> Rule<'a> for Identifiers<'_> {
-  fn into_violation(self) -> Option<Violation> {
-    self.first.into_inner()
-  }
-}
-
-impl<'a> Visit<'a> for Identifiers<'_> {
-  fn visit_identifier_reference(&mut self, ident: &IdentifierReference<'a>) {
-    self.check_name(&ident.name, ident.span);
+impl Rule for Identifiers<'_> {
+  fn identifier_reference(&mut self, it: &IdentifierReference<'_>, out: &mut Findings) {
+    self.check(&it.name, it.span, out);
   }
 
-  fn visit_static_member_expression(&mut self, member: &StaticMemberExpression<'a>) {
-    if is_global_object(&member.object) {
-      self.check_name(&member.property.name, member.property.span);
+  fn static_member(&mut self, it: &StaticMemberExpression<'_>, out: &mut Findings) {
+    if is_global_object(&it.object) {
+      self.check(&it.property.name, it.property.span, out);
     }
-    walk::walk_static_member_expression(self, member);
   }
 
-  fn visit_computed_member_expression(&mut self, member: &ComputedMemberExpression<'a>) {
-    if is_global_object(&member.object) {
-      if let Some(name) = member.static_property_name() {
-        self.check_name(&name, oxc_span::GetSpan::span(&member.expression));
+  fn computed_member(&mut self, it: &ComputedMemberExpression<'_>, out: &mut Findings) {
+    if is_global_object(&it.object) {
+      if let Some(name) = it.static_property_name() {
+        self.check(&name, span_of(&it.expression), out);
       }
     }
-    walk::walk_computed_member_expression(self, member);
   }
 
   // `const { fetch } = globalThis`
-  fn visit_variable_declarator(&mut self, decl: &VariableDeclarator<'a>) {
-    if let (BindingPattern::ObjectPattern(pattern), Some(init)) = (&decl.id, &decl.init) {
+  fn variable_declarator(&mut self, it: &VariableDeclarator<'_>, out: &mut Findings) {
+    if let (BindingPattern::ObjectPattern(pattern), Some(init)) = (&it.id, &it.init) {
       if is_global_object(init) {
         for prop in &pattern.properties {
-          self.check_key(&prop.key);
+          self.check_key(&prop.key, out);
         }
       }
     }
-    walk::walk_variable_declarator(self, decl);
   }
 
   // `({ fetch } = globalThis)`
-  fn visit_assignment_expression(&mut self, assign: &AssignmentExpression<'a>) {
-    if let AssignmentTarget::ObjectAssignmentTarget(target) = &assign.left {
-      if is_global_object(&assign.right) {
+  fn assignment_expression(&mut self, it: &AssignmentExpression<'_>, out: &mut Findings) {
+    if let AssignmentTarget::ObjectAssignmentTarget(target) = &it.left {
+      if is_global_object(&it.right) {
         for prop in &target.properties {
           match prop {
-            AssignmentTargetProperty::AssignmentTargetPropertyIdentifier(p) => self.check_name(&p.binding.name, p.span),
-            AssignmentTargetProperty::AssignmentTargetPropertyProperty(p) => self.check_key(&p.name),
+            AssignmentTargetProperty::AssignmentTargetPropertyIdentifier(p) => self.check(&p.binding.name, p.span, out),
+            AssignmentTargetProperty::AssignmentTargetPropertyProperty(p) => self.check_key(&p.name, out),
           }
         }
       }
     }
-    walk::walk_assignment_expression(self, assign);
   }
 }

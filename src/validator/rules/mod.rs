@@ -1,18 +1,21 @@
-//! The AgentScript rules (seed 000, "Security pipeline"; `api.md` §3). One rule, one file; each is
-//! an `oxc_ast_visit::Visit` that remembers the first place it objects to.
+//! The AgentScript rules (seed 000, "Security pipeline"; `api.md` §3). One rule, one file.
 //!
-//! | rule                 | kind(s)                                   | when                          |
-//! |----------------------|-------------------------------------------|-------------------------------|
-//! | `identifiers`        | `IllegalBuiltinAccess`, `DisallowedGlobal` | always                        |
-//! | `loops`              | `LoopNotAllowed`                          | `!allowLoops`                 |
-//! | `module_syntax`      | `DynamicImport`, `ImportMeta`, `ModuleSyntax` | always                    |
-//! | `with_statement`     | `WithStatement`                           | always                        |
-//! | `forbidden_members`  | `ForbiddenMember`                         | `locked_down`, `secure`       |
-//! | `reserved_names`     | `ReservedIdentifier`                      | always (`__cc_` and more)     |
-//! | `self_reference`     | `SelfReference` (`SELF_REFERENCE_BLOCKED`) | always                       |
+//! | rule                 | kind(s)                                        | when                     |
+//! |----------------------|------------------------------------------------|--------------------------|
+//! | `identifiers`        | `IllegalBuiltinAccess`, `DisallowedGlobal`      | always                   |
+//! | `loops`              | `LoopNotAllowed`                               | `!allowLoops`            |
+//! | `module_syntax`      | `DynamicImport`, `ImportMeta`, `ModuleSyntax`  | always                   |
+//! | `with_statement`     | `WithStatement`                                | always                   |
+//! | `forbidden_members`  | `ForbiddenMember`                              | `locked_down`, `secure`  |
+//! | `reserved_names`     | `ReservedIdentifier`                           | always (`__cc_` and more) |
+//! | `self_reference`     | `SelfReference` (`SELF_REFERENCE_BLOCKED`)     | always                   |
 //!
-//! The rules read the AST only; they never rewrite it. When several rules object, the violation
-//! that comes first in the source is reported, so the answer does not depend on rule order.
+//! Each rule implements `Rule`: hooks for the AST nodes it cares about. `RuleWalker` is the one
+//! `oxc_ast_visit::Visit` that walks the program once and calls every enabled rule's hook at each
+//! node, so adding a rule costs a hook call, not another traversal of the tree.
+//!
+//! The rules read the AST only. When several object, the violation that comes first in the source
+//! is reported, so the answer does not depend on rule order.
 
 mod forbidden_members;
 mod identifiers;
@@ -22,11 +25,18 @@ mod reserved_names;
 pub(crate) mod self_reference;
 mod with_statement;
 
-use oxc_ast::ast::{Expression, Program};
-use oxc_ast_visit::Visit;
-use oxc_span::Span;
+use oxc_ast::ast::{
+  AssignmentExpression, AssignmentTargetPropertyIdentifier, AssignmentTargetPropertyProperty, BindingIdentifier,
+  BindingProperty, CallExpression, ComputedMemberExpression, DoWhileStatement, Expression, ForInStatement,
+  ForOfStatement, ForStatement, IdentifierName, IdentifierReference, ImportExpression, ImportMeta, LabelIdentifier,
+  ModuleDeclaration, ObjectProperty, Program, StaticMemberExpression, VariableDeclarator, WhileStatement,
+  WithStatement,
+};
+use oxc_ast_visit::{walk, Visit};
+use oxc_span::{GetSpan, Span};
 
 use super::policy::Policy;
+use super::tool_names::ToolNames;
 use crate::common::ErrorCode;
 
 pub const KIND_ILLEGAL_BUILTIN: &str = "IllegalBuiltinAccess";
@@ -57,51 +67,186 @@ impl Violation {
   }
 }
 
-/// Keeps the earliest violation a rule finds.
+/// The earliest violation found so far, across all rules.
 #[derive(Default)]
-pub(crate) struct First(Option<Violation>);
+pub(crate) struct Findings(Option<Violation>);
 
-impl First {
-  pub fn report(&mut self, violation: Violation) {
-    match &self.0 {
-      Some(existing) if existing.span.start <= violation.span.start => {}
-      _ => self.0 = Some(violation),
+impl Findings {
+  /// Records a violation unless an earlier one is already known. Messages are built lazily:
+  /// only a violation that is kept pays for its `format!`.
+  pub fn report(&mut self, span: Span, make: impl FnOnce() -> Violation) {
+    if self.0.as_ref().is_none_or(|existing| span.start < existing.span.start) {
+      self.0 = Some(Violation { span, ..make() });
     }
   }
-
-  pub fn into_inner(self) -> Option<Violation> {
-    self.0
-  }
 }
 
-/// A rule: a visitor built from the policy that yields its first violation.
-pub(crate) trait Rule<'a>: Visit<'a> + Sized {
-  fn into_violation(self) -> Option<Violation>;
-
-  fn run(mut self, program: &Program<'a>) -> Option<Violation> {
-    self.visit_program(program);
-    self.into_violation()
-  }
+/// A rule: hooks called by `RuleWalker` at the nodes the rule cares about, before the node's
+/// children are walked. Every hook defaults to doing nothing.
+#[allow(unused_variables)]
+pub(crate) trait Rule {
+  fn identifier_reference(&mut self, it: &IdentifierReference<'_>, out: &mut Findings) {}
+  fn binding_identifier(&mut self, it: &BindingIdentifier<'_>, out: &mut Findings) {}
+  fn label_identifier(&mut self, it: &LabelIdentifier<'_>, out: &mut Findings) {}
+  fn identifier_name(&mut self, it: &IdentifierName<'_>, out: &mut Findings) {}
+  fn static_member(&mut self, it: &StaticMemberExpression<'_>, out: &mut Findings) {}
+  fn computed_member(&mut self, it: &ComputedMemberExpression<'_>, out: &mut Findings) {}
+  fn variable_declarator(&mut self, it: &VariableDeclarator<'_>, out: &mut Findings) {}
+  fn assignment_expression(&mut self, it: &AssignmentExpression<'_>, out: &mut Findings) {}
+  fn binding_property(&mut self, it: &BindingProperty<'_>, out: &mut Findings) {}
+  fn assignment_target_property_identifier(&mut self, it: &AssignmentTargetPropertyIdentifier<'_>, out: &mut Findings) {}
+  fn assignment_target_property_property(&mut self, it: &AssignmentTargetPropertyProperty<'_>, out: &mut Findings) {}
+  fn object_property(&mut self, it: &ObjectProperty<'_>, out: &mut Findings) {}
+  fn call_expression(&mut self, it: &CallExpression<'_>, out: &mut Findings) {}
+  /// Any loop statement; `what` names it (`for`, `for...of`, `while`, ...).
+  fn loop_statement(&mut self, what: &'static str, span: Span, out: &mut Findings) {}
+  fn import_expression(&mut self, it: &ImportExpression<'_>, out: &mut Findings) {}
+  fn import_meta(&mut self, it: &ImportMeta, out: &mut Findings) {}
+  fn module_declaration(&mut self, it: &ModuleDeclaration<'_>, out: &mut Findings) {}
+  fn with_statement(&mut self, it: &WithStatement<'_>, out: &mut Findings) {}
 }
 
-/// Runs every rule the policy switches on; returns the violation that comes first in the source.
-pub fn check<'a>(program: &Program<'a>, policy: &Policy) -> Option<Violation> {
-  let found = [
-    identifiers::Identifiers::new(policy).run(program),
-    if policy.allow_loops { None } else { loops::Loops::default().run(program) },
-    module_syntax::ModuleSyntax::default().run(program),
-    with_statement::WithStatement::default().run(program),
-    if policy.forbid_prototype_members { forbidden_members::ForbiddenMembers::default().run(program) } else { None },
-    reserved_names::ReservedNames::new(policy).run(program),
-    self_reference::SelfReferenceRule::new(policy).run(program),
-  ];
-  found.into_iter().flatten().min_by_key(|v| v.span.start)
+/// What one walk of the program found.
+pub struct Outcome {
+  pub violation: Option<Violation>,
+  pub tool_names: ToolNames,
+}
+
+/// Runs every rule the policy switches on, and collects the tool names, in one walk.
+pub fn check(program: &Program<'_>, policy: &Policy) -> Outcome {
+  let mut walker = RuleWalker {
+    identifiers: identifiers::Identifiers::new(policy),
+    loops: (!policy.allow_loops).then_some(loops::Loops),
+    module_syntax: module_syntax::ModuleSyntax,
+    with_statement: with_statement::WithStatementRule,
+    forbidden_members: policy.forbid_prototype_members.then_some(forbidden_members::ForbiddenMembers),
+    reserved_names: reserved_names::ReservedNames::new(policy),
+    self_reference: self_reference::SelfReferenceRule::new(policy),
+    tool_names: ToolNames::default(),
+    findings: Findings::default(),
+  };
+  walker.visit_program(program);
+  Outcome { violation: walker.findings.0, tool_names: walker.tool_names }
+}
+
+struct RuleWalker<'p> {
+  identifiers: identifiers::Identifiers<'p>,
+  loops: Option<loops::Loops>,
+  module_syntax: module_syntax::ModuleSyntax,
+  with_statement: with_statement::WithStatementRule,
+  forbidden_members: Option<forbidden_members::ForbiddenMembers>,
+  reserved_names: reserved_names::ReservedNames<'p>,
+  self_reference: self_reference::SelfReferenceRule<'p>,
+  tool_names: ToolNames,
+  findings: Findings,
+}
+
+/// Calls `$hook` on every enabled rule.
+macro_rules! each_rule {
+  ($self:ident, $hook:ident ( $($arg:expr),* )) => {{
+    let out = &mut $self.findings;
+    $self.identifiers.$hook($($arg,)* out);
+    if let Some(rule) = &mut $self.loops { rule.$hook($($arg,)* out); }
+    $self.module_syntax.$hook($($arg,)* out);
+    $self.with_statement.$hook($($arg,)* out);
+    if let Some(rule) = &mut $self.forbidden_members { rule.$hook($($arg,)* out); }
+    $self.reserved_names.$hook($($arg,)* out);
+    $self.self_reference.$hook($($arg,)* out);
+  }};
+}
+
+impl<'a> Visit<'a> for RuleWalker<'_> {
+  fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
+    each_rule!(self, identifier_reference(it));
+    self.tool_names.identifier_reference(it);
+  }
+  fn visit_binding_identifier(&mut self, it: &BindingIdentifier<'a>) {
+    each_rule!(self, binding_identifier(it));
+  }
+  fn visit_label_identifier(&mut self, it: &LabelIdentifier<'a>) {
+    each_rule!(self, label_identifier(it));
+  }
+  fn visit_identifier_name(&mut self, it: &IdentifierName<'a>) {
+    each_rule!(self, identifier_name(it));
+  }
+  fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
+    each_rule!(self, static_member(it));
+    walk::walk_static_member_expression(self, it);
+  }
+  fn visit_computed_member_expression(&mut self, it: &ComputedMemberExpression<'a>) {
+    each_rule!(self, computed_member(it));
+    walk::walk_computed_member_expression(self, it);
+  }
+  fn visit_variable_declarator(&mut self, it: &VariableDeclarator<'a>) {
+    each_rule!(self, variable_declarator(it));
+    walk::walk_variable_declarator(self, it);
+  }
+  fn visit_assignment_expression(&mut self, it: &AssignmentExpression<'a>) {
+    each_rule!(self, assignment_expression(it));
+    walk::walk_assignment_expression(self, it);
+  }
+  fn visit_binding_property(&mut self, it: &BindingProperty<'a>) {
+    each_rule!(self, binding_property(it));
+    walk::walk_binding_property(self, it);
+  }
+  fn visit_assignment_target_property_identifier(&mut self, it: &AssignmentTargetPropertyIdentifier<'a>) {
+    each_rule!(self, assignment_target_property_identifier(it));
+    walk::walk_assignment_target_property_identifier(self, it);
+  }
+  fn visit_assignment_target_property_property(&mut self, it: &AssignmentTargetPropertyProperty<'a>) {
+    each_rule!(self, assignment_target_property_property(it));
+    walk::walk_assignment_target_property_property(self, it);
+  }
+  fn visit_object_property(&mut self, it: &ObjectProperty<'a>) {
+    each_rule!(self, object_property(it));
+    walk::walk_object_property(self, it);
+  }
+  fn visit_call_expression(&mut self, it: &CallExpression<'a>) {
+    each_rule!(self, call_expression(it));
+    self.tool_names.call_expression(it);
+    walk::walk_call_expression(self, it);
+  }
+  fn visit_for_statement(&mut self, it: &ForStatement<'a>) {
+    each_rule!(self, loop_statement("for", it.span));
+    walk::walk_for_statement(self, it);
+  }
+  fn visit_for_in_statement(&mut self, it: &ForInStatement<'a>) {
+    each_rule!(self, loop_statement("for...in", it.span));
+    walk::walk_for_in_statement(self, it);
+  }
+  fn visit_for_of_statement(&mut self, it: &ForOfStatement<'a>) {
+    each_rule!(self, loop_statement(if it.r#await { "for await...of" } else { "for...of" }, it.span));
+    walk::walk_for_of_statement(self, it);
+  }
+  fn visit_while_statement(&mut self, it: &WhileStatement<'a>) {
+    each_rule!(self, loop_statement("while", it.span));
+    walk::walk_while_statement(self, it);
+  }
+  fn visit_do_while_statement(&mut self, it: &DoWhileStatement<'a>) {
+    each_rule!(self, loop_statement("do...while", it.span));
+    walk::walk_do_while_statement(self, it);
+  }
+  fn visit_import_expression(&mut self, it: &ImportExpression<'a>) {
+    each_rule!(self, import_expression(it));
+    walk::walk_import_expression(self, it);
+  }
+  fn visit_import_meta(&mut self, it: &ImportMeta) {
+    each_rule!(self, import_meta(it));
+  }
+  fn visit_module_declaration(&mut self, it: &ModuleDeclaration<'a>) {
+    each_rule!(self, module_declaration(it));
+    walk::walk_module_declaration(self, it);
+  }
+  fn visit_with_statement(&mut self, it: &WithStatement<'a>) {
+    each_rule!(self, with_statement(it));
+    walk::walk_with_statement(self, it);
+  }
 }
 
 /// Names that evaluate to the global object itself.
 pub(crate) const GLOBAL_ALIASES: &[&str] = &["globalThis", "self", "window", "global"];
 
-/// Strips parentheses, TypeScript wrappers and a wrapping optional chain.
+/// Strips parentheses and TypeScript wrappers.
 pub(crate) fn unwrap_expression<'b, 'a>(expr: &'b Expression<'a>) -> &'b Expression<'a> {
   expr.get_inner_expression()
 }
@@ -124,4 +269,9 @@ pub(crate) fn is_global_object(expr: &Expression<'_>) -> bool {
     },
     _ => false,
   }
+}
+
+/// The span of a node, for rules that report on property keys.
+pub(crate) fn span_of(node: &impl GetSpan) -> Span {
+  node.span()
 }

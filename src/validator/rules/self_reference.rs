@@ -3,30 +3,23 @@
 //! Computed names are caught at run time by the sandbox's own check.
 
 use oxc_ast::ast::{Argument, CallExpression, Expression};
-use oxc_ast_visit::{walk, Visit};
 use oxc_span::GetSpan;
 
-use super::{unwrap_expression, First, Rule, Violation, KIND_SELF_REFERENCE};
+use super::{unwrap_expression, Findings, Rule, Violation, KIND_SELF_REFERENCE};
 use crate::{common::ErrorCode, validator::policy::Policy};
 
 pub struct SelfReferenceRule<'p> {
   policy: &'p Policy,
-  first: First,
 }
 
 impl<'p> SelfReferenceRule<'p> {
   pub fn new(policy: &'p Policy) -> Self {
-    Self { policy, first: First::default() }
+    Self { policy }
   }
 }
 
-impl<'a> Rule<'a> for SelfReferenceRule<'_> {
-  fn into_violation(self) -> Option<Violation> {
-    self.first.into_inner()
-  }
-}
-
-/// The literal tool name of a `callTool(...)` call, if the call is one and the name is static.
+/// For a `callTool(...)` call: `Some(Some(name))` with a literal name, `Some(None)` with a computed
+/// one. `None` for any other call.
 pub(crate) fn literal_tool_name<'a>(call: &CallExpression<'a>) -> Option<Option<&'a str>> {
   if !unwrap_expression(&call.callee).is_specific_id("callTool") {
     return None;
@@ -44,18 +37,18 @@ pub(crate) fn literal_tool_name<'a>(call: &CallExpression<'a>) -> Option<Option<
   Some(name)
 }
 
-impl<'a> Visit<'a> for SelfReferenceRule<'_> {
-  fn visit_call_expression(&mut self, call: &CallExpression<'a>) {
+impl Rule for SelfReferenceRule<'_> {
+  fn call_expression(&mut self, call: &CallExpression<'_>, out: &mut Findings) {
     if let Some(Some(name)) = literal_tool_name(call) {
       if self.policy.self_reference.matches(name) {
-        self.first.report(Violation {
+        let span = call.arguments.first().map_or(call.span, |a| a.span());
+        out.report(span, || Violation {
           code: ErrorCode::SelfReferenceBlocked,
           kind: KIND_SELF_REFERENCE,
           message: format!("callTool('{name}') is blocked: scripts cannot call CodeCall's own meta-tools"),
-          span: call.arguments.first().map_or(call.span, |a| a.span()),
+          span,
         });
       }
     }
-    walk::walk_call_expression(self, call);
   }
 }

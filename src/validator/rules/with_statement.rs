@@ -1,24 +1,14 @@
 //! `with` statements: they make every name in their body resolve through an arbitrary object,
-//! which defeats the identifier rules.
+//! which defeats the identifier rules. (Strict mode forbids them too; this rule says why.)
 
-use oxc_ast::ast::WithStatement as WithNode;
-use oxc_ast_visit::Visit;
+use oxc_ast::ast::WithStatement;
 
-use super::{First, Rule, Violation, KIND_WITH};
+use super::{Findings, Rule, Violation, KIND_WITH};
 
-#[derive(Default)]
-pub struct WithStatement {
-  first: First,
-}
+pub struct WithStatementRule;
 
-impl<'a> Rule<'a> for WithStatement {
-  fn into_violation(self) -> Option<Violation> {
-    self.first.into_inner()
-  }
-}
-
-impl<'a> Visit<'a> for WithStatement {
-  fn visit_with_statement(&mut self, it: &WithNode<'a>) {
-    self.first.report(Violation::validation(KIND_WITH, "'with' statements are not allowed in AgentScript".into(), it.span));
+impl Rule for WithStatementRule {
+  fn with_statement(&mut self, it: &WithStatement<'_>, out: &mut Findings) {
+    out.report(it.span, || Violation::validation(KIND_WITH, "'with' statements are not allowed in AgentScript".into(), it.span));
   }
 }

@@ -1,0 +1,44 @@
+// The addon loads from CommonJS, from ESM and inside worker_threads.
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
+
+import { describe, expect, it } from 'vitest'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+describe('loading', () => {
+  it('works from require()', () => {
+    const require = createRequire(import.meta.url)
+    const native = require('..') as typeof import('../index.js')
+    expect(native.validate('return 1')).toEqual({ ok: true, toolNames: [], dynamicToolCalls: false })
+  })
+
+  it('works from import()', async () => {
+    const native = await import('../index.js')
+    expect(native.validate('return 1').ok).toBe(true)
+  })
+
+  it('works from the package name (exports map)', async () => {
+    const require = createRequire(import.meta.url)
+    expect(require.resolve('@codecall/native')).toBe(require.resolve('../index.js'))
+  })
+
+  it('works inside a worker thread, twice at once', async () => {
+    const run = () =>
+      new Promise<unknown>((resolve, reject) => {
+        const worker = new Worker(
+          `const { parentPort, workerData } = require('node:worker_threads');
+           const { validate } = require(workerData.root);
+           parentPort.postMessage([validate("await callTool('a:b')"), validate('eval(1)').ok]);`,
+          { eval: true, workerData: { root } },
+        )
+        worker.once('message', resolve)
+        worker.once('error', reject)
+      })
+    const results = await Promise.all([run(), run()])
+    for (const r of results) {
+      expect(r).toEqual([{ ok: true, toolNames: ['a:b'], dynamicToolCalls: false }, false])
+    }
+  })
+})
