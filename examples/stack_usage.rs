@@ -68,7 +68,10 @@ fn main() {
       let used = used_stack(script.clone(), language);
       let per_byte = used as f64 / script.len() as f64;
       worst = worst.max(per_byte);
-      println!("{name:>14} {language:?}: {used:>10} bytes of stack for {:>7} bytes of source = {per_byte:7.1} B/byte", script.len());
+      println!(
+        "{name:>14} {language:?}: {used:>10} bytes of stack for {:>7} bytes of source = {per_byte:7.1} B/byte",
+        script.len()
+      );
     }
   }
   println!("worst: {worst:.1} B/byte (bound: {} B/byte)", codecall_native::validator::stack::STACK_PER_SOURCE_BYTE);

@@ -4,8 +4,7 @@ use std::time::Instant;
 use codecall_native::validator::{validate, Policy};
 
 fn main() {
-  let mut policy = Policy::default();
-  policy.max_script_bytes = u64::MAX;
+  let policy = Policy { max_script_bytes: u64::MAX, ..Policy::default() };
   for path in std::env::args().skip(1) {
     let script = std::fs::read_to_string(&path).unwrap_or_default();
     let iterations = (2_000_000 / script.len().max(1)).clamp(10, 20_000);

@@ -24,7 +24,8 @@ pub fn string_arg(env: &Env, value: &Unknown<'_>, name: &str) -> napi::Result<St
     return Err(invalid_arg(env, format!("{name} must be a string")));
   }
   // SAFETY: `value` is a live handle of this call's scope and was just checked to be a string.
-  unsafe { String::from_napi_value(env.raw(), value.raw()) }.map_err(|e| invalid_arg(env, format!("{name}: {}", e.reason)))
+  unsafe { String::from_napi_value(env.raw(), value.raw()) }
+    .map_err(|e| invalid_arg(env, format!("{name}: {}", e.reason)))
 }
 
 /// Reads an optional options object into `T` (`undefined`/`null` → `None`).

@@ -211,9 +211,12 @@ impl Preset {
 mod tests {
   use super::*;
 
+  /// preset, timeoutMs, allowLoops, maxIterations, allowConsole, maxToolCalls, memory, stack
+  type Row = (Preset, u32, bool, Option<u64>, bool, u32, u64, u64);
+
   #[test]
   fn table_matches_the_contract() {
-    let rows: [(Preset, u32, bool, Option<u64>, bool, u32, u64, u64); 4] = [
+    let rows: [Row; 4] = [
       (Preset::LockedDown, 2000, false, None, false, 50, 16 * MIB, 256 * KIB),
       (Preset::Secure, 3500, false, None, true, 100, 32 * MIB, 512 * KIB),
       (Preset::Balanced, 5000, true, Some(10_000), true, 500, 64 * MIB, 512 * KIB),
@@ -245,7 +248,16 @@ mod tests {
       }
     }
     let locked = Preset::LockedDown.defaults();
-    for name in ["Proxy", "Reflect", "WebAssembly", "globalThis", "SharedArrayBuffer", "Atomics", "WeakRef", "FinalizationRegistry"] {
+    for name in [
+      "Proxy",
+      "Reflect",
+      "WebAssembly",
+      "globalThis",
+      "SharedArrayBuffer",
+      "Atomics",
+      "WeakRef",
+      "FinalizationRegistry",
+    ] {
       assert!(locked.disabled_globals.contains(&name), "{name}");
     }
   }

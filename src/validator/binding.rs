@@ -88,7 +88,11 @@ impl ValidateOptions {
 /// never makes it throw. Throws `TypeError` (`code: 'ERR_INVALID_ARG'`) for a non-string script or
 /// invalid options.
 #[napi(ts_args_type = "script: string, options?: ValidateOptions", ts_return_type = "ValidateResult")]
-pub fn validate<'env>(env: &'env Env, script: Unknown<'env>, options: Option<Unknown<'env>>) -> napi::Result<Object<'env>> {
+pub fn validate<'env>(
+  env: &'env Env,
+  script: Unknown<'env>,
+  options: Option<Unknown<'env>>,
+) -> napi::Result<Object<'env>> {
   let script = args::string_arg(env, &script, "script")?;
   let options: ValidateOptions = args::options_arg(env, options.as_ref(), "options")?.unwrap_or_default();
   let policy = options.to_policy().map_err(|message| args::invalid_arg(env, message))?;

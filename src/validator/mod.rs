@@ -92,30 +92,32 @@ fn analyze<R>(
     });
   }
   // A panic inside oxc on some input must not cross into the host: it becomes a refusal.
-  let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stack::with_stack_for(script.len(), || {
-    let allocator = Allocator::default();
-    let (js, stripping) = match policy.language {
-      Language::JavaScript => (std::borrow::Cow::Borrowed(script), None),
-      Language::TypeScript => {
-        let program = parse(&allocator, script, SourceType::ts().with_module(true))?;
-        let (js, how) = typescript::strip(script, &program);
-        (std::borrow::Cow::Owned(js), Some(how))
+  let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    stack::with_stack_for(script.len(), || {
+      let allocator = Allocator::default();
+      let (js, stripping) = match policy.language {
+        Language::JavaScript => (std::borrow::Cow::Borrowed(script), None),
+        Language::TypeScript => {
+          let program = parse(&allocator, script, SourceType::ts().with_module(true))?;
+          let (js, how) = typescript::strip(script, &program);
+          (std::borrow::Cow::Owned(js), Some(how))
+        }
+      };
+      let program = parse(&allocator, &js, SourceType::mjs())?;
+      let outcome = rules::check(&program, policy);
+      if let Some(violation) = outcome.violation {
+        return Err(Rejection::IllegalAccess {
+          code: violation.code,
+          kind: violation.kind,
+          message: violation.message,
+          location: Some(LineIndex::new(&js).locate(violation.span.start)),
+        });
       }
-    };
-    let program = parse(&allocator, &js, SourceType::mjs())?;
-    let outcome = rules::check(&program, policy);
-    if let Some(violation) = outcome.violation {
-      return Err(Rejection::IllegalAccess {
-        code: violation.code,
-        kind: violation.kind,
-        message: violation.message,
-        location: Some(LineIndex::new(&js).locate(violation.span.start)),
-      });
-    }
-    let names = outcome.tool_names;
-    let out = then(&js, &program);
-    Ok((Validated { tool_names: names.names, dynamic_tool_calls: names.dynamic, stripping }, out))
-  })));
+      let names = outcome.tool_names;
+      let out = then(&js, &program);
+      Ok((Validated { tool_names: names.names, dynamic_tool_calls: names.dynamic, stripping }, out))
+    })
+  }));
   outcome.unwrap_or_else(|_| {
     Err(Rejection::Syntax {
       message: "The script could not be analysed (internal parser error); simplify it".into(),
@@ -126,7 +128,8 @@ fn analyze<R>(
 
 fn parse<'a>(allocator: &'a Allocator, source: &'a str, source_type: SourceType) -> Result<Program<'a>, Rejection> {
   // No semantic analysis runs on this AST, so identifier hashes would be wasted work.
-  let options = ParseOptions { allow_return_outside_function: true, enable_ident_hashes: false, ..ParseOptions::default() };
+  let options =
+    ParseOptions { allow_return_outside_function: true, enable_ident_hashes: false, ..ParseOptions::default() };
   let ret = Parser::new(allocator, source, source_type).with_options(options).parse();
   if let Some(diagnostic) = ret.diagnostics.errors().next() {
     let offset = diagnostic.labels.first().map_or(0, |l| l.offset());

@@ -43,8 +43,20 @@ enum Prev {
 fn regex_after(word: &[u8]) -> bool {
   matches!(
     word,
-    b"return" | b"typeof" | b"instanceof" | b"in" | b"of" | b"new" | b"delete" | b"void" | b"throw" | b"case" | b"do"
-      | b"else" | b"yield" | b"await"
+    b"return"
+      | b"typeof"
+      | b"instanceof"
+      | b"in"
+      | b"of"
+      | b"new"
+      | b"delete"
+      | b"void"
+      | b"throw"
+      | b"case"
+      | b"do"
+      | b"else"
+      | b"yield"
+      | b"await"
   )
 }
 
@@ -52,8 +64,19 @@ fn regex_after(word: &[u8]) -> bool {
 fn ends_arrows(word: &[u8]) -> bool {
   matches!(
     word,
-    b"const" | b"let" | b"var" | b"return" | b"if" | b"for" | b"while" | b"do" | b"throw" | b"try" | b"switch"
-      | b"break" | b"continue"
+    b"const"
+      | b"let"
+      | b"var"
+      | b"return"
+      | b"if"
+      | b"for"
+      | b"while"
+      | b"do"
+      | b"throw"
+      | b"try"
+      | b"switch"
+      | b"break"
+      | b"continue"
   )
 }
 
@@ -63,8 +86,15 @@ fn is_ident_byte(b: u8) -> bool {
 
 /// Returns the deepest nesting seen, or where it first exceeded `max_depth`.
 pub fn check(source: &str, max_depth: u32) -> Result<u32, TooDeep> {
-  Scanner { src: source.as_bytes(), pos: 0, frames: vec![Frame { kind: FrameKind::Root, arrows: 0 }], arrows: 0, max_depth, deepest: 0 }
-    .run()
+  Scanner {
+    src: source.as_bytes(),
+    pos: 0,
+    frames: vec![Frame { kind: FrameKind::Root, arrows: 0 }],
+    arrows: 0,
+    max_depth,
+    deepest: 0,
+  }
+  .run()
 }
 
 struct Scanner<'s> {
@@ -125,6 +155,9 @@ impl Scanner<'_> {
       match b {
         b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {
           self.pos += 1;
+          while self.pos < self.src.len() && matches!(self.src[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
+            self.pos += 1;
+          }
           last_word_is_condition_keyword = word_before;
         }
         b'/' if self.src.get(start + 1) == Some(&b'/') => {
@@ -298,7 +331,9 @@ impl Scanner<'_> {
   }
 
   fn skip_number(&mut self) {
-    while self.pos < self.src.len() && (self.src[self.pos].is_ascii_alphanumeric() || matches!(self.src[self.pos], b'.' | b'_')) {
+    while self.pos < self.src.len()
+      && (self.src[self.pos].is_ascii_alphanumeric() || matches!(self.src[self.pos], b'.' | b'_'))
+    {
       self.pos += 1;
     }
   }

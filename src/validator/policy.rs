@@ -126,17 +126,6 @@ impl Policy {
     }
   }
 
-  /// Why an identifier may not be referenced, if it may not: `(kind, is_builtin)`.
-  pub fn disallowed(&self, name: &str) -> Option<&'static str> {
-    if self.disabled_builtins.iter().any(|n| n == name) {
-      Some(super::rules::KIND_ILLEGAL_BUILTIN)
-    } else if self.disabled_globals.iter().any(|n| n == name) || (!self.allow_console && name == "console") {
-      Some(super::rules::KIND_DISALLOWED_GLOBAL)
-    } else {
-      None
-    }
-  }
-
   pub fn reserved(&self, name: &str) -> bool {
     self.reserved_prefixes.iter().any(|p| name.starts_with(p.as_str()))
   }

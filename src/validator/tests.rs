@@ -143,7 +143,10 @@ fn tool_names_and_dynamic_calls() {
     "const a = await callTool('users:list', {}); const b = await callTool(\"billing:get\"); await callTool('users:list'); return [a, b]",
     &secure(),
   );
-  assert_eq!(v.as_ref().map(|v| v.tool_names.clone()).ok(), Some(vec!["users:list".to_string(), "billing:get".to_string()]));
+  assert_eq!(
+    v.as_ref().map(|v| v.tool_names.clone()).ok(),
+    Some(vec!["users:list".to_string(), "billing:get".to_string()])
+  );
   assert_eq!(v.map(|v| v.dynamic_tool_calls).ok(), Some(false));
 
   let dynamic = |s: &str| validate(s, &secure()).map(|v| v.dynamic_tool_calls).ok();
@@ -306,6 +309,12 @@ mod typescript {
   }
 
   #[test]
+  fn type_only_imports_are_erased_and_value_imports_refused() {
+    assert!(ts("import type { User } from './types';\nconst u: User | null = null;\nreturn u").is_ok());
+    assert!(matches!(ts("import { x } from './x';\nreturn x"), Err(Rejection::IllegalAccess { kind: "ModuleSyntax", .. })));
+  }
+
+  #[test]
   fn typescript_syntax_errors_are_reported() {
     assert!(matches!(ts("const a: = 1"), Err(Rejection::Syntax { .. })));
   }
@@ -326,7 +335,11 @@ mod preparation {
   #[test]
   fn wraps_in_an_async_function_on_the_first_line() {
     let out = prep("return 1", false);
-    assert!(out.code.starts_with("(function (__cc_tick) {\"use strict\"; return async function () {return 1"), "{}", out.code);
+    assert!(
+      out.code.starts_with("(function (__cc_tick) {\"use strict\"; return async function () {return 1"),
+      "{}",
+      out.code
+    );
     assert!(out.code.ends_with("\n}; })"));
     assert!(!out.returns_last_expression);
   }
@@ -346,7 +359,8 @@ mod preparation {
 
   #[test]
   fn every_loop_body_ticks() {
-    let out = prep("for (;;) { a() }\nwhile (x) b();\ndo c(); while (y)\nfor (const k in o) for (const v of k) d()", true);
+    let out =
+      prep("for (;;) { a() }\nwhile (x) b();\ndo c(); while (y)\nfor (const k in o) for (const v of k) d()", true);
     assert_eq!(out.counted_loops, 5);
     assert!(out.code.contains("for (;;) {__cc_tick(); a() }"), "{}", out.code);
     assert!(out.code.contains("while (x) {__cc_tick();b();}"), "{}", out.code);

@@ -14,8 +14,8 @@ use std::path::Path;
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-  ArrowFunctionExpression, BindingRestElement, Class, ClassElement, Declaration, FormalParameter, Function, FunctionType,
-  MethodDefinitionType, Program, PropertyDefinitionType, Statement, TSAsExpression, TSNonNullExpression,
+  ArrowFunctionExpression, BindingRestElement, Class, ClassElement, Declaration, FormalParameter, Function,
+  FunctionType, MethodDefinitionType, Program, PropertyDefinitionType, Statement, TSAsExpression, TSNonNullExpression,
   TSSatisfiesExpression, TSTypeAnnotation, TSTypeAssertion, TSTypeParameterDeclaration, TSTypeParameterInstantiation,
   VariableDeclarator,
 };
@@ -182,11 +182,15 @@ impl<'a> Visit<'a> for Blanker<'_> {
       }
       Statement::TSGlobalDeclaration(_) => true,
       Statement::TSExternalModuleDeclaration(m) => m.declare || m.body.is_none(),
-      Statement::TSImportEqualsDeclaration(_) | Statement::TSExportAssignment(_) | Statement::TSNamespaceExportDeclaration(_) => {
+      Statement::TSImportEqualsDeclaration(_)
+      | Statement::TSExportAssignment(_)
+      | Statement::TSNamespaceExportDeclaration(_) => {
         self.runtime_syntax = true;
         false
       }
-      _ => false,
+      // `import type` / `export type`: erasable, unlike value imports (which the rules refuse).
+      Statement::ImportDeclaration(import) => import.import_kind.is_type(),
+      _ => stmt.as_module_declaration().is_some_and(|m| m.is_typescript_syntax()),
     };
     if erase {
       self.cut(stmt.span());
@@ -293,7 +297,12 @@ impl<'a> Visit<'a> for Blanker<'_> {
         }
         self.cut_modifiers(p.span.start, p.key.span().start);
         let after_key = p.key.span().end;
-        let to = p.type_annotation.as_ref().map(|t| t.span.start).or(p.value.as_ref().map(|v| v.span().start)).unwrap_or(p.span.end);
+        let to = p
+          .type_annotation
+          .as_ref()
+          .map(|t| t.span.start)
+          .or(p.value.as_ref().map(|v| v.span().start))
+          .unwrap_or(p.span.end);
         if p.optional {
           self.cut_mark(after_key, to, '?');
         }

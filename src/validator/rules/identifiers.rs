@@ -41,7 +41,9 @@ impl<'p> Identifiers<'p> {
 
   fn check(&self, name: &str, span: Span, out: &mut Findings) {
     if let Some(&kind) = self.disallowed.get(name) {
-      out.report(span, || Violation::validation(kind, format!("Identifier '{name}' is not allowed in AgentScript"), span));
+      out.report(span, || {
+        Violation::validation(kind, format!("Identifier '{name}' is not allowed in AgentScript"), span)
+      });
     }
   }
 

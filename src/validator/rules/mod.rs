@@ -94,7 +94,8 @@ pub(crate) trait Rule {
   fn variable_declarator(&mut self, it: &VariableDeclarator<'_>, out: &mut Findings) {}
   fn assignment_expression(&mut self, it: &AssignmentExpression<'_>, out: &mut Findings) {}
   fn binding_property(&mut self, it: &BindingProperty<'_>, out: &mut Findings) {}
-  fn assignment_target_property_identifier(&mut self, it: &AssignmentTargetPropertyIdentifier<'_>, out: &mut Findings) {}
+  fn assignment_target_property_identifier(&mut self, it: &AssignmentTargetPropertyIdentifier<'_>, out: &mut Findings) {
+  }
   fn assignment_target_property_property(&mut self, it: &AssignmentTargetPropertyProperty<'_>, out: &mut Findings) {}
   fn object_property(&mut self, it: &ObjectProperty<'_>, out: &mut Findings) {}
   fn call_expression(&mut self, it: &CallExpression<'_>, out: &mut Findings) {}
@@ -259,7 +260,8 @@ pub(crate) fn is_global_object(expr: &Expression<'_>) -> bool {
       GLOBAL_ALIASES.contains(&member.property.name.as_str()) && is_global_object(&member.object)
     }
     Expression::ComputedMemberExpression(member) => {
-      member.static_property_name().is_some_and(|n| GLOBAL_ALIASES.contains(&n.as_str())) && is_global_object(&member.object)
+      member.static_property_name().is_some_and(|n| GLOBAL_ALIASES.contains(&n.as_str()))
+        && is_global_object(&member.object)
     }
     Expression::ChainExpression(chain) => match chain.expression.member_expression() {
       Some(member) => {

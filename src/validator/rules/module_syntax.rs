@@ -10,11 +10,15 @@ pub struct ModuleSyntax;
 
 impl Rule for ModuleSyntax {
   fn import_expression(&mut self, it: &ImportExpression<'_>, out: &mut Findings) {
-    out.report(it.span, || Violation::validation(KIND_DYNAMIC_IMPORT, "import() is not allowed in AgentScript".into(), it.span));
+    out.report(it.span, || {
+      Violation::validation(KIND_DYNAMIC_IMPORT, "import() is not allowed in AgentScript".into(), it.span)
+    });
   }
 
   fn import_meta(&mut self, it: &ImportMeta, out: &mut Findings) {
-    out.report(it.span, || Violation::validation(KIND_IMPORT_META, "import.meta is not allowed in AgentScript".into(), it.span));
+    out.report(it.span, || {
+      Violation::validation(KIND_IMPORT_META, "import.meta is not allowed in AgentScript".into(), it.span)
+    });
   }
 
   fn module_declaration(&mut self, it: &ModuleDeclaration<'_>, out: &mut Findings) {

@@ -20,7 +20,11 @@ impl<'p> ReservedNames<'p> {
   fn check(&self, name: &str, span: Span, out: &mut Findings) {
     if self.policy.reserved(name) {
       out.report(span, || {
-        Violation::validation(KIND_RESERVED, format!("Identifier '{name}' uses a prefix reserved for the sandbox"), span)
+        Violation::validation(
+          KIND_RESERVED,
+          format!("Identifier '{name}' uses a prefix reserved for the sandbox"),
+          span,
+        )
       });
     }
   }

@@ -9,6 +9,8 @@ pub struct WithStatementRule;
 
 impl Rule for WithStatementRule {
   fn with_statement(&mut self, it: &WithStatement<'_>, out: &mut Findings) {
-    out.report(it.span, || Violation::validation(KIND_WITH, "'with' statements are not allowed in AgentScript".into(), it.span));
+    out.report(it.span, || {
+      Violation::validation(KIND_WITH, "'with' statements are not allowed in AgentScript".into(), it.span)
+    });
   }
 }
