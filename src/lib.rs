@@ -7,10 +7,12 @@
 //! |--------------|-------------|-----------------------------------------------------------------|
 //! | `common`     | —           | presets, error codes and argument checks shared by every layer  |
 //! | `validator`  | `validate`  | oxc parse, AgentScript rules, TypeScript stripping, rewriting   |
+//! | `sandbox`    | `Sandbox`   | QuickJS runtimes, limits, the thread pool, the host-call bridge |
 //!
 //! The core of every layer is plain Rust (tested with `cargo test`); the napi surface lives in each
 //! layer's `binding.rs` and is kept thin.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod common;
+pub mod sandbox;
 pub mod validator;

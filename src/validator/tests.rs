@@ -311,7 +311,10 @@ mod typescript {
   #[test]
   fn type_only_imports_are_erased_and_value_imports_refused() {
     assert!(ts("import type { User } from './types';\nconst u: User | null = null;\nreturn u").is_ok());
-    assert!(matches!(ts("import { x } from './x';\nreturn x"), Err(Rejection::IllegalAccess { kind: "ModuleSyntax", .. })));
+    assert!(matches!(
+      ts("import { x } from './x';\nreturn x"),
+      Err(Rejection::IllegalAccess { kind: "ModuleSyntax", .. })
+    ));
   }
 
   #[test]

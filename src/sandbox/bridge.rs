@@ -1,0 +1,100 @@
+//! The host-call bridge: the messages that cross between an execution and its host.
+//!
+//! Everything is data (JSON strings, codes), never a live JavaScript value, so the same messages
+//! can later cross a pipe to a worker process unchanged:
+//! - **call**: the script asks the host to run a tool or a host function (`HostCall`);
+//! - **result**: the host answers a call (`CallResult`), delivered to the execution's worker;
+//! - **event**: `tool_call_start` / `tool_call_end` / `log` / `notify`, in order (`Event`);
+//! - **complete**: the execution's one result (`Completed`), exactly once;
+//! - **cancel**: abort and timeout travel the other way, as `Abort` messages to the worker.
+
+use std::time::Duration;
+
+use super::outcome::Completed;
+
+/// What a call asks the host to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallTarget {
+  /// `callTool(name, input)`: `args_json` is the input.
+  Tool,
+  /// A host function from `functions`: `args_json` is the argument array.
+  Function,
+}
+
+/// A host call requested by a script.
+#[derive(Debug, Clone)]
+pub struct HostCall {
+  pub execution_id: String,
+  pub call_id: String,
+  pub target: CallTarget,
+  pub name: String,
+  pub args_json: String,
+}
+
+/// How the host answered a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallResult {
+  /// The value as JSON; `None` for `undefined`.
+  Ok(Option<String>),
+  /// The host threw or rejected.
+  Err(HostFailure),
+}
+
+/// A host error, kept as the host reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HostFailure {
+  pub message: String,
+  /// The host error's own `code`, if it had a string one.
+  pub code: Option<String>,
+  /// The host error's `details`, as JSON.
+  pub details_json: Option<String>,
+}
+
+/// Events of `api.md` §2.5. JSON fields are already serialized.
+#[derive(Debug, Clone)]
+pub enum Event {
+  ToolCallStart {
+    execution_id: String,
+    call_id: String,
+    tool_name: String,
+    input_json: String,
+  },
+  ToolCallEnd {
+    execution_id: String,
+    call_id: String,
+    tool_name: String,
+    input_json: String,
+    ok: bool,
+    duration_ms: f64,
+    error: Option<(String, String)>,
+  },
+  Log {
+    execution_id: String,
+    level: String,
+    message: String,
+    metadata_json: Option<String>,
+  },
+  Notify {
+    execution_id: String,
+    event: String,
+    payload_json: String,
+  },
+}
+
+/// Where a call's answer goes: the worker that owns the execution.
+pub trait Reply: Send {
+  fn send(self: Box<Self>, result: CallResult);
+}
+
+/// The host side of the bridge: the embedding's tool pipeline (napi: the JS host object).
+///
+/// Implementations must never block the caller except `get_tool`, which is synchronous in the
+/// script and waits at most `timeout`.
+pub trait Host: Send + Sync + 'static {
+  fn call(&self, call: HostCall, reply: Box<dyn Reply>);
+  fn event(&self, event: Event);
+  /// The host's `getTool(name)` as JSON (`None`: unknown, or no answer in time).
+  fn get_tool(&self, name: &str, timeout: Duration) -> Option<String>;
+  /// The execution's result. Called exactly once per execution.
+  fn complete(&self, completed: Completed);
+}

@@ -1,0 +1,101 @@
+//! Sandbox limits, resolved from a preset and explicit options (`api.md` §2.1), and the
+//! per-execution settings of §2 (`ExecuteOptions`), which may only lower the sandbox's own limits.
+
+use std::time::Duration;
+
+use crate::common::preset::{Preset, FALLBACK_MAX_ITERATIONS};
+use crate::validator::{Language, Policy};
+
+/// Where scripts run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+  /// In this process, on a small pool of threads.
+  Thread,
+  /// In worker processes (not available yet: falls back to `Thread`).
+  Process,
+}
+
+/// A sandbox's whole configuration.
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+  pub policy: Policy,
+  pub timeout_ms: u64,
+  pub memory_limit_bytes: u64,
+  pub max_stack_bytes: u64,
+  /// `None` when loops are not allowed.
+  pub max_iterations: Option<u64>,
+  pub max_tool_calls: u64,
+  pub max_concurrent_calls: u64,
+  pub max_console_bytes: u64,
+  pub max_result_bytes: u64,
+  pub isolation: Isolation,
+  pub pool_size: usize,
+  pub max_queue: usize,
+  pub queue_timeout_ms: u64,
+}
+
+impl SandboxConfig {
+  pub fn from_preset(preset: Preset) -> Self {
+    let d = preset.defaults();
+    Self {
+      policy: Policy::from_preset(preset),
+      timeout_ms: d.timeout_ms.into(),
+      memory_limit_bytes: d.memory_limit_bytes,
+      max_stack_bytes: d.max_stack_bytes,
+      max_iterations: d.max_iterations,
+      max_tool_calls: d.max_tool_calls.into(),
+      max_concurrent_calls: d.max_concurrent_calls.into(),
+      max_console_bytes: d.max_console_bytes,
+      max_result_bytes: d.max_result_bytes,
+      isolation: Isolation::Thread,
+      pool_size: std::thread::available_parallelism().map_or(2, |n| n.get()),
+      max_queue: 1000,
+      queue_timeout_ms: 10_000,
+    }
+  }
+
+  /// Loops on with no iteration budget of their own get the fallback budget.
+  pub fn normalize(&mut self) {
+    if self.policy.allow_loops && self.max_iterations.is_none() {
+      self.max_iterations = Some(FALLBACK_MAX_ITERATIONS);
+    }
+  }
+}
+
+impl Default for SandboxConfig {
+  fn default() -> Self {
+    Self::from_preset(Preset::Secure)
+  }
+}
+
+/// One execution's settings, after `ExecuteOptions` were applied to the sandbox's.
+#[derive(Debug, Clone)]
+pub struct ExecuteConfig {
+  pub language: Language,
+  /// `codecallContext` as JSON (`{}` when absent).
+  pub context_json: String,
+  /// `input` as JSON (`None`: the global is `undefined`).
+  pub input_json: Option<String>,
+  pub allowed_tools: Option<Vec<String>>,
+  pub timeout: Duration,
+  pub max_tool_calls: u64,
+  /// Names of the host's extra async globals (`functions`), dotted names included.
+  pub functions: Vec<String>,
+  /// The host answers `getTool`.
+  pub host_get_tool: bool,
+}
+
+impl ExecuteConfig {
+  pub fn new(sandbox: &SandboxConfig) -> Self {
+    Self {
+      language: Language::JavaScript,
+      context_json: "{}".into(),
+      input_json: None,
+      allowed_tools: None,
+      timeout: Duration::from_millis(sandbox.timeout_ms),
+      max_tool_calls: sandbox.max_tool_calls,
+      functions: Vec::new(),
+      host_get_tool: false,
+    }
+  }
+}

@@ -1,0 +1,822 @@
+//! One execution: its own QuickJS runtime (own heap, own memory limit) and context, the globals of
+//! `api.md` §2.3, and the loop that runs it until it settles or parks.
+//!
+//! An execution never blocks its thread while it waits for the host: when its promise is pending
+//! and only host calls can move it, `pump` returns `Step::Parked` and the worker thread serves
+//! other executions. A host result (`resume`) resolves the call's promise and pumps again.
+//!
+//! Lifetimes: every `Persistent` handle (pending calls' resolvers, the script's promise) is dropped
+//! before the context, and the context before the runtime (`Drop` below), so no handle can outlive
+//! the runtime it belongs to.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rquickjs::context::intrinsic;
+use rquickjs::function::Opt;
+use rquickjs::promise::PromiseState;
+use rquickjs::{qjs, Context, Ctx, Exception, Function, Object, Persistent, Promise, Runtime, Value};
+
+use super::compile::{self, CompileError};
+use super::errors;
+use super::serialize::{self, SerializeError};
+use super::strings::js_string_lossy;
+use super::Engine;
+use crate::common::ErrorCode;
+use crate::sandbox::bridge::{CallResult, CallTarget, Event, HostCall, Reply};
+use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
+use crate::sandbox::outcome::{Completed, ErrorSource, Outcome, Stats};
+use crate::sandbox::shared::{Shared, Stop};
+use crate::validator::{self, Location, PrepareOptions, Rejection, SourceMapping};
+
+/// The intrinsics scripts get: everything but `Eval`, so no string can become code.
+type ScriptIntrinsics = (
+  intrinsic::Date,
+  intrinsic::RegExpCompiler,
+  intrinsic::RegExp,
+  intrinsic::Json,
+  intrinsic::Proxy,
+  intrinsic::MapSet,
+  intrinsic::TypedArrays,
+  intrinsic::Promise,
+  intrinsic::WeakRef,
+);
+
+/// Headroom added to the memory limit while a result or error is being read out, so that an
+/// execution that ran out of memory can still be reported.
+const REPORTING_HEADROOM: usize = 4 << 20;
+
+/// What `start` / `resume` / `pump` leave behind.
+pub enum Step {
+  Done(Completed),
+  Parked,
+}
+
+/// Sends a host call's answer back to the worker that owns the execution.
+pub trait ReplySink: Clone + Send + 'static {
+  fn reply(&self, key: u64, call_id: u64, result: CallResult);
+}
+
+struct SinkReply<S: ReplySink> {
+  sink: S,
+  key: u64,
+  call_id: u64,
+}
+
+impl<S: ReplySink> Reply for SinkReply<S> {
+  fn send(self: Box<Self>, result: CallResult) {
+    self.sink.reply(self.key, self.call_id, result);
+  }
+}
+
+struct PendingCall {
+  resolve: Persistent<Function<'static>>,
+  target: CallTarget,
+  name: String,
+  args_json: String,
+  started: Instant,
+  call_id: String,
+}
+
+/// What the native functions installed in the context share with the execution.
+struct State {
+  id: String,
+  shared: Arc<Shared>,
+  sandbox: Arc<SandboxConfig>,
+  exec: Arc<ExecuteConfig>,
+  send_call: Box<dyn Fn(u64) -> Box<dyn Reply>>,
+  tool_calls: u64,
+  next_call: u64,
+  pending: HashMap<u64, PendingCall>,
+  logs: Vec<String>,
+  log_bytes: u64,
+  dropped_log_bytes: u64,
+  iterations: Rc<Cell<u64>>,
+  iteration_exceeded: Rc<Cell<bool>>,
+  serializing: bool,
+  get_tool_cache: HashMap<String, Option<String>>,
+  deadline: Instant,
+  /// Set before reading out an error: the heap was at its limit (QuickJS may throw `null` then).
+  out_of_memory_hint: bool,
+}
+
+pub struct Execution {
+  // Field order is drop order: JS handles, then the context, then the runtime.
+  state: Rc<RefCell<State>>,
+  promise: Option<Persistent<Promise<'static>>>,
+  is_tool_error: Option<Persistent<Function<'static>>>,
+  context: Context,
+  runtime: Runtime,
+  mapping: SourceMapping,
+  started: Instant,
+  memory_limit: usize,
+}
+
+impl Drop for Execution {
+  fn drop(&mut self) {
+    // Persistent handles first: none may outlive the runtime.
+    self.state.borrow_mut().pending.clear();
+    self.promise = None;
+    self.is_tool_error = None;
+  }
+}
+
+/// Everything needed to start one execution.
+pub struct Job {
+  pub script: String,
+  pub sandbox: Arc<SandboxConfig>,
+  pub exec: Arc<ExecuteConfig>,
+  pub shared: Arc<Shared>,
+}
+
+impl Execution {
+  /// Validates, prepares and starts a script; it either finishes at once or parks.
+  pub fn start<S: ReplySink>(engine: &mut Engine, job: Job, key: u64, sink: S) -> Result<(Execution, Step), Completed> {
+    let started = Instant::now();
+    let Job { script, sandbox, exec, shared } = job;
+    let stats = |started: Instant| Stats {
+      execution_id: shared.id.clone(),
+      duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+      ..Stats::default()
+    };
+    let mut policy = sandbox.policy.clone();
+    policy.language = exec.language;
+    let prepared =
+      validator::prepare(&script, &policy, PrepareOptions { count_iterations: sandbox.max_iterations.is_some() })
+        .map_err(|rejection| Completed {
+          outcome: Outcome::Rejected(rejection),
+          logs: Vec::new(),
+          stats: stats(started),
+        })?;
+    let mapping = prepared.source.mapping.clone();
+    let bytecode = engine.compile_script(&prepared.source.code).map_err(|e: CompileError| {
+      let location = match (e.line, e.column) {
+        (Some(l), Some(c)) => mapping.to_user(l, c),
+        (Some(l), None) => mapping.to_user(l, 1),
+        _ => Location { line: 1, column: 1 },
+      };
+      Completed {
+        outcome: Outcome::Rejected(Rejection::Syntax { message: e.message, location }),
+        logs: Vec::new(),
+        stats: stats(started),
+      }
+    })?;
+
+    let fail = |message: String| Completed {
+      outcome: Outcome::sandbox(ErrorCode::ExecutionError, message),
+      logs: Vec::new(),
+      stats: stats(started),
+    };
+    let runtime = Runtime::new().map_err(|e| fail(format!("Could not create a QuickJS runtime: {e}")))?;
+    let memory_limit = usize::try_from(sandbox.memory_limit_bytes).unwrap_or(usize::MAX);
+    runtime.set_memory_limit(memory_limit);
+    runtime.set_max_stack_size(usize::try_from(sandbox.max_stack_bytes).unwrap_or(usize::MAX));
+    let deadline = started + exec.timeout;
+    let iteration_exceeded = Rc::new(Cell::new(false));
+    {
+      let shared = shared.clone();
+      let exceeded = iteration_exceeded.clone();
+      runtime.set_interrupt_handler(Some(Box::new(move || {
+        exceeded.get() || shared.stop() != Stop::Running || Instant::now() >= deadline
+      })));
+    }
+    let context = Context::custom::<ScriptIntrinsics>(&runtime)
+      .map_err(|e| fail(format!("Could not create a QuickJS context: {e}")))?;
+
+    let state = Rc::new(RefCell::new(State {
+      id: shared.id.clone(),
+      shared: shared.clone(),
+      sandbox: sandbox.clone(),
+      exec: exec.clone(),
+      send_call: Box::new(move |call_id| Box::new(SinkReply { sink: sink.clone(), key, call_id })),
+      tool_calls: 0,
+      next_call: 0,
+      pending: HashMap::new(),
+      logs: Vec::new(),
+      log_bytes: 0,
+      dropped_log_bytes: 0,
+      iterations: Rc::new(Cell::new(0)),
+      iteration_exceeded,
+      serializing: false,
+      get_tool_cache: HashMap::new(),
+      deadline,
+      out_of_memory_hint: false,
+    }));
+
+    let mut execution =
+      Execution { state, promise: None, is_tool_error: None, context, runtime, mapping, started, memory_limit };
+
+    let setup = execution.context.with(
+      |ctx| -> rquickjs::Result<(Persistent<Function<'static>>, Persistent<Promise<'static>>)> {
+        let is_tool_error = install_globals(&ctx, &engine.prelude, &execution.state)?;
+        let tick = make_tick(&ctx, &execution.state)?;
+        let outer: Function = compile::run(&ctx, &bytecode)?.get()?;
+        let inner: Function = outer.call((tick,))?;
+        let promise: Promise = inner.call(())?;
+        Ok((Persistent::save(&ctx, is_tool_error), Persistent::save(&ctx, promise)))
+      },
+    );
+    match setup {
+      Ok((is_tool_error, promise)) => {
+        execution.is_tool_error = Some(is_tool_error);
+        execution.promise = Some(promise);
+      }
+      Err(_) => {
+        let completed = execution.finish_with_exception();
+        return Err(completed);
+      }
+    }
+    let step = execution.pump();
+    Ok((execution, step))
+  }
+
+  /// When this execution's time is up.
+  pub fn deadline(&self) -> Instant {
+    self.state.borrow().deadline
+  }
+
+  /// Delivers a host call's answer and runs the script as far as it can go.
+  pub fn resume(&mut self, call_id: u64, result: CallResult) -> Step {
+    let pending = self.state.borrow_mut().pending.remove(&call_id);
+    if let Some(call) = pending {
+      let delivered = self.context.with(|ctx| -> rquickjs::Result<()> {
+        let resolve = call.resolve.clone().restore(&ctx)?;
+        let record = match &result {
+          CallResult::Ok(json) => ok_record(&ctx, json.as_deref())?,
+          CallResult::Err(failure) => failure_record(
+            &ctx,
+            failure.code.as_deref().unwrap_or(ErrorCode::ToolExecutionError.as_str()),
+            &failure.message,
+            failure.details_json.as_deref(),
+          )?,
+        };
+        resolve.call::<_, ()>((record,))
+      });
+      let state = self.state.borrow();
+      if call.target == CallTarget::Tool {
+        let (ok, error) = match &result {
+          CallResult::Ok(_) => (true, None),
+          CallResult::Err(f) => (
+            false,
+            Some((f.code.clone().unwrap_or_else(|| ErrorCode::ToolExecutionError.as_str().into()), f.message.clone())),
+          ),
+        };
+        state.shared.host.event(Event::ToolCallEnd {
+          execution_id: state.id.clone(),
+          call_id: call.call_id,
+          tool_name: call.name,
+          input_json: call.args_json,
+          ok,
+          duration_ms: call.started.elapsed().as_secs_f64() * 1000.0,
+          error,
+        });
+      }
+      drop(state);
+      if delivered.is_err() {
+        // Resolving failed (out of memory, interrupted): the pump reports why.
+        self.context.with(|ctx| drop(ctx.catch()));
+      }
+    }
+    self.pump()
+  }
+
+  /// Ends the execution because it was stopped from outside (timeout, abort, dispose).
+  pub fn stopped(&mut self) -> Completed {
+    let outcome =
+      self.stop_outcome().unwrap_or_else(|| Outcome::sandbox(ErrorCode::ExecutionAborted, "Execution was aborted"));
+    self.completed(outcome)
+  }
+
+  fn stop_outcome(&self) -> Option<Outcome> {
+    let state = self.state.borrow();
+    match state.shared.stop() {
+      Stop::Running => {
+        if Instant::now() >= state.deadline {
+          Some(Outcome::Timeout { timeout_ms: state.exec.timeout.as_millis() as u64 })
+        } else {
+          None
+        }
+      }
+      Stop::Timeout => Some(Outcome::Timeout { timeout_ms: state.exec.timeout.as_millis() as u64 }),
+      Stop::Aborted => Some(Outcome::sandbox(ErrorCode::ExecutionAborted, "Execution was aborted by its AbortSignal")),
+      Stop::Disposed => {
+        Some(Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox was disposed while this execution was running"))
+      }
+      Stop::QueueTimeout => Some(Outcome::sandbox(ErrorCode::QueueTimeout, "Execution waited too long in the queue")),
+    }
+  }
+
+  /// Runs jobs until the script settles, parks on host calls, or must stop.
+  pub fn pump(&mut self) -> Step {
+    loop {
+      if let Some(outcome) = self.stop_outcome() {
+        return Step::Done(self.completed(outcome));
+      }
+      let state = match &self.promise {
+        Some(promise) => self.context.with(|ctx| promise.clone().restore(&ctx).map(|p| p.state())),
+        None => return Step::Done(self.finish_with_exception()),
+      };
+      match state {
+        Ok(PromiseState::Resolved) => return Step::Done(self.finish_resolved()),
+        Ok(PromiseState::Rejected) => return Step::Done(self.finish_rejected()),
+        Ok(PromiseState::Pending) => {
+          if self.runtime.is_job_pending() {
+            // A job that throws has already rejected whatever it was settling.
+            let _ = self.runtime.execute_pending_job();
+            continue;
+          }
+          if !self.state.borrow().pending.is_empty() {
+            return Step::Parked;
+          }
+          return Step::Done(self.completed(Outcome::RuntimeError {
+            source: ErrorSource::Script,
+            code: ErrorCode::ExecutionError,
+            message: "The script is awaiting a promise that can never settle (no host call is pending)".into(),
+            name: None,
+            stack: None,
+            location: None,
+          }));
+        }
+        Err(_) => return Step::Done(self.finish_with_exception()),
+      }
+    }
+  }
+
+  fn completed(&mut self, outcome: Outcome) -> Completed {
+    let mut state = self.state.borrow_mut();
+    let mut logs = std::mem::take(&mut state.logs);
+    if state.dropped_log_bytes > 0 {
+      logs.push(format!("[truncated] {} bytes of console output dropped (maxConsoleBytes)", state.dropped_log_bytes));
+    }
+    let counting = state.sandbox.max_iterations.is_some();
+    Completed {
+      outcome,
+      logs,
+      stats: Stats {
+        execution_id: state.id.clone(),
+        duration_ms: self.started.elapsed().as_secs_f64() * 1000.0,
+        tool_calls: state.tool_calls,
+        iterations: counting.then(|| state.iterations.get()),
+        memory_bytes: Some(self.runtime.memory_usage().memory_used_size as u64),
+      },
+    }
+  }
+
+  /// A limit of the sandbox (not the script) ended the run, whatever the script did after.
+  fn limit_outcome(&self) -> Option<Outcome> {
+    let state = self.state.borrow();
+    if state.iteration_exceeded.get() {
+      let limit = state.sandbox.max_iterations.unwrap_or_default();
+      return Some(Outcome::sandbox(
+        ErrorCode::IterationLimitExceeded,
+        format!("Script exceeded the iteration limit of {limit} loop iterations (maxIterations)"),
+      ));
+    }
+    None
+  }
+
+  fn finish_resolved(&mut self) -> Completed {
+    if let Some(outcome) = self.limit_outcome() {
+      return self.completed(outcome);
+    }
+    self.note_memory();
+    self.runtime.set_memory_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
+    self.state.borrow_mut().serializing = true;
+    let limit = self.state.borrow().sandbox.max_result_bytes;
+    let promise = self.promise.clone();
+    let outcome = self.context.with(|ctx| {
+      let Some(promise) = promise.and_then(|p| p.restore(&ctx).ok()) else {
+        return Outcome::sandbox(ErrorCode::ExecutionError, "The script's promise was lost");
+      };
+      let value: Value = match promise.result::<Value>() {
+        Some(Ok(v)) => v,
+        _ => return Outcome::sandbox(ErrorCode::ExecutionError, "The script's result could not be read"),
+      };
+      match serialize::to_json(&ctx, value, limit) {
+        Ok(result_json) => Outcome::Ok { result_json },
+        Err(SerializeError::Unrepresentable { what, path }) => Outcome::RuntimeError {
+          source: ErrorSource::Script,
+          code: ErrorCode::SerializationError,
+          message: format!("The result contains {what} at {path}; results must be JSON-representable"),
+          name: None,
+          stack: None,
+          location: None,
+        },
+        Err(SerializeError::TooLarge { limit }) => Outcome::RuntimeError {
+          source: ErrorSource::Script,
+          code: ErrorCode::ResultTooLarge,
+          message: format!("The result is larger than {limit} bytes (maxResultBytes)"),
+          name: None,
+          stack: None,
+          location: None,
+        },
+        Err(SerializeError::Threw) => {
+          let thrown = ctx.catch();
+          match self.classify_special(&ctx, &thrown) {
+            Some(outcome) => outcome,
+            None => Outcome::RuntimeError {
+              source: ErrorSource::Script,
+              code: ErrorCode::SerializationError,
+              message: format!("Serializing the result threw: {}", describe_thrown(&thrown)),
+              name: None,
+              stack: None,
+              location: None,
+            },
+          }
+        }
+      }
+    });
+    let outcome = self.stop_outcome().or_else(|| self.limit_outcome()).unwrap_or(outcome);
+    self.completed(outcome)
+  }
+
+  /// Notes whether the heap is at its limit (the runtime cannot be asked from inside `with`).
+  fn note_memory(&mut self) {
+    let used = self.runtime.memory_usage().memory_used_size as usize;
+    self.state.borrow_mut().out_of_memory_hint = used.saturating_add(64 << 10) >= self.memory_limit;
+  }
+
+  fn finish_rejected(&mut self) -> Completed {
+    self.note_memory();
+    self.runtime.set_memory_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
+    let promise = self.promise.clone();
+    let outcome = self.context.with(|ctx| {
+      let reason = promise.and_then(|p| p.restore(&ctx).ok()).map(|p| {
+        // SAFETY: `p` is a live promise of this context; JS_PromiseResult returns a new reference.
+        let raw = unsafe { qjs::JS_PromiseResult(ctx.as_raw().as_ptr(), p.as_raw()) };
+        // SAFETY: an owned value of this context.
+        unsafe { Value::from_raw(ctx.clone(), raw) }
+      });
+      match reason {
+        Some(reason) => self.classify(&ctx, reason),
+        None => Outcome::sandbox(ErrorCode::ExecutionError, "The script's promise was lost"),
+      }
+    });
+    self.completed(outcome)
+  }
+
+  fn finish_with_exception(&mut self) -> Completed {
+    if let Some(outcome) = self.stop_outcome() {
+      return self.completed(outcome);
+    }
+    self.note_memory();
+    self.runtime.set_memory_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
+    let outcome = self.context.with(|ctx| {
+      let thrown = ctx.catch();
+      self.classify(&ctx, thrown)
+    });
+    self.completed(outcome)
+  }
+
+  /// Errors that mean a limit, whatever the script made of them.
+  fn classify_special<'js>(&self, ctx: &Ctx<'js>, thrown: &Value<'js>) -> Option<Outcome> {
+    if let Some(outcome) = self.stop_outcome().or_else(|| self.limit_outcome()) {
+      return Some(outcome);
+    }
+    let (name, message) = error_name_and_message(thrown);
+    let _ = ctx;
+    if message == "out of memory" || (thrown.is_null() && self.state.borrow().out_of_memory_hint) {
+      return Some(Outcome::sandbox(
+        ErrorCode::MemoryLimitExceeded,
+        format!("Script exceeded the memory limit of {} bytes (memoryLimitBytes)", self.memory_limit),
+      ));
+    }
+    if message.contains("stack overflow") || message.contains("Maximum call stack size exceeded") {
+      return Some(Outcome::sandbox(ErrorCode::StackOverflow, "Script exceeded the stack limit (maxStackBytes)"));
+    }
+    if name.as_deref() == Some("InternalError") && message == "interrupted" {
+      let timeout_ms = self.state.borrow().exec.timeout.as_millis() as u64;
+      return Some(Outcome::Timeout { timeout_ms });
+    }
+    None
+  }
+
+  fn classify<'js>(&self, ctx: &Ctx<'js>, thrown: Value<'js>) -> Outcome {
+    if let Some(outcome) = self.classify_special(ctx, &thrown) {
+      return outcome;
+    }
+    let is_tool_error = self
+      .is_tool_error
+      .clone()
+      .and_then(|f| f.restore(ctx).ok())
+      .and_then(|f| f.call::<_, bool>((thrown.clone(),)).ok())
+      .unwrap_or(false);
+    if is_tool_error {
+      if let Some(object) = thrown.as_object() {
+        let text = |key: &str| object.get::<_, Value>(key).ok().and_then(|v| v.as_string().map(js_string_lossy));
+        let json = |key: &str| {
+          object
+            .get::<_, Value>(key)
+            .ok()
+            .filter(|v| !v.is_undefined())
+            .and_then(|v| serialize::to_json(ctx, v, 1 << 20).ok().flatten())
+        };
+        return Outcome::ToolError {
+          code: text("code").unwrap_or_else(|| ErrorCode::ToolExecutionError.as_str().into()),
+          tool_name: text("toolName").unwrap_or_default(),
+          tool_input_json: json("toolInput").unwrap_or_else(|| "null".into()),
+          message: text("message").unwrap_or_default(),
+          details_json: json("details"),
+        };
+      }
+    }
+    let (name, message) = error_name_and_message(&thrown);
+    let stack =
+      thrown.as_object().and_then(|o| o.get::<_, Value>("stack").ok()).and_then(|v| v.as_string().map(js_string_lossy));
+    let (stack, location) = match stack {
+      Some(stack) => {
+        let (s, l) = errors::user_stack(name.as_deref().unwrap_or("Error"), &message, &stack, &self.mapping);
+        (Some(s), l)
+      }
+      None => (None, None),
+    };
+    Outcome::RuntimeError {
+      source: ErrorSource::Script,
+      code: ErrorCode::ExecutionError,
+      message,
+      name,
+      stack,
+      location,
+    }
+  }
+}
+
+fn error_name_and_message(thrown: &Value<'_>) -> (Option<String>, String) {
+  match thrown.as_object() {
+    Some(object) if thrown.is_error() || object.contains_key("message").unwrap_or(false) => {
+      let name = object.get::<_, Value>("name").ok().and_then(|v| v.as_string().map(js_string_lossy));
+      let message =
+        object.get::<_, Value>("message").ok().and_then(|v| v.as_string().map(js_string_lossy)).unwrap_or_default();
+      (name, message)
+    }
+    _ => (None, describe_thrown(thrown)),
+  }
+}
+
+/// A thrown non-error, as text (`throw 'x'`, `throw 42`, `throw { a: 1 }`).
+fn describe_thrown(thrown: &Value<'_>) -> String {
+  if let Some(s) = thrown.as_string() {
+    return js_string_lossy(s);
+  }
+  if thrown.is_undefined() {
+    return "undefined".into();
+  }
+  if thrown.is_null() {
+    return "null".into();
+  }
+  if let Some(n) = thrown.as_number() {
+    return n.to_string();
+  }
+  if let Some(b) = thrown.as_bool() {
+    return b.to_string();
+  }
+  let ctx = thrown.ctx();
+  match ctx.json_stringify(thrown.clone()) {
+    Ok(Some(s)) => js_string_lossy(&s),
+    _ => {
+      let _ = ctx.catch();
+      "[object]".into()
+    }
+  }
+}
+
+fn ok_record<'js>(ctx: &Ctx<'js>, json: Option<&str>) -> rquickjs::Result<Object<'js>> {
+  let record = Object::new(ctx.clone())?;
+  record.set("ok", true)?;
+  if let Some(json) = json {
+    record.set("data", ctx.json_parse(json)?)?;
+  }
+  Ok(record)
+}
+
+fn failure_record<'js>(
+  ctx: &Ctx<'js>,
+  code: &str,
+  message: &str,
+  details_json: Option<&str>,
+) -> rquickjs::Result<Object<'js>> {
+  let record = Object::new(ctx.clone())?;
+  record.set("ok", false)?;
+  record.set("code", code)?;
+  record.set("message", message)?;
+  if let Some(details) = details_json {
+    if let Ok(value) = ctx.json_parse(details) {
+      record.set("details", value)?;
+    } else {
+      let _ = ctx.catch();
+    }
+  }
+  Ok(record)
+}
+
+/// A resolved promise carrying a failure record (checks that fail before the host is asked).
+fn refuse<'js>(ctx: &Ctx<'js>, code: ErrorCode, message: String) -> rquickjs::Result<Promise<'js>> {
+  let (promise, resolve, _reject) = ctx.promise()?;
+  resolve.call::<_, ()>((failure_record(ctx, code.as_str(), &message, None)?,))?;
+  Ok(promise)
+}
+
+/// `hostCall(kind, name, argsJson)`: the one way a script reaches the host.
+/// Checks, in the order of `api.md` §2.3, then sends the call and returns its promise.
+fn host_call<'js>(
+  ctx: Ctx<'js>,
+  state: &Rc<RefCell<State>>,
+  kind: i32,
+  name: String,
+  args_json: String,
+) -> rquickjs::Result<Promise<'js>> {
+  let target = if kind == 0 { CallTarget::Tool } else { CallTarget::Function };
+  let (sandbox, exec) = {
+    let s = state.borrow();
+    if s.serializing {
+      return Err(Exception::throw_message(&ctx, "Host calls are not allowed while the result is being serialized"));
+    }
+    (s.sandbox.clone(), s.exec.clone())
+  };
+  if target == CallTarget::Tool {
+    if sandbox.policy.self_reference.matches(&name) {
+      return refuse(
+        &ctx,
+        ErrorCode::SelfReferenceBlocked,
+        format!("callTool('{name}') is blocked: scripts cannot call CodeCall's own meta-tools"),
+      );
+    }
+    if let Some(allowed) = &exec.allowed_tools {
+      if !allowed.iter().any(|t| t == &name) {
+        return refuse(
+          &ctx,
+          ErrorCode::AccessDenied,
+          format!("Tool '{name}' is not in allowedTools for this execution"),
+        );
+      }
+    }
+    if exec.host_get_tool && lookup_tool(state, &name).is_none() {
+      return refuse(&ctx, ErrorCode::ToolNotFound, format!("Tool '{name}' was not found"));
+    }
+  }
+  let mut s = state.borrow_mut();
+  if s.tool_calls >= exec.max_tool_calls {
+    drop(s);
+    return refuse(
+      &ctx,
+      ErrorCode::MaxToolCallsExceeded,
+      format!("More than {} tool calls in one execution (maxToolCalls)", exec.max_tool_calls),
+    );
+  }
+  if s.pending.len() as u64 >= sandbox.max_concurrent_calls {
+    drop(s);
+    return refuse(
+      &ctx,
+      ErrorCode::TooManyPendingCalls,
+      format!("More than {} host calls in flight at once (maxConcurrentCalls)", sandbox.max_concurrent_calls),
+    );
+  }
+  let (promise, resolve, _reject) = ctx.promise()?;
+  s.tool_calls += 1;
+  s.shared.note_tool_call();
+  s.next_call += 1;
+  let call_number = s.next_call;
+  let call_id = format!("{}#{}", s.id, call_number);
+  s.pending.insert(
+    call_number,
+    PendingCall {
+      resolve: Persistent::save(&ctx, resolve),
+      target: target.clone(),
+      name: name.clone(),
+      args_json: args_json.clone(),
+      started: Instant::now(),
+      call_id: call_id.clone(),
+    },
+  );
+  let host = s.shared.host.clone();
+  let execution_id = s.id.clone();
+  let reply = (s.send_call)(call_number);
+  drop(s);
+  if target == CallTarget::Tool {
+    host.event(Event::ToolCallStart {
+      execution_id: execution_id.clone(),
+      call_id: call_id.clone(),
+      tool_name: name.clone(),
+      input_json: args_json.clone(),
+    });
+  }
+  host.call(HostCall { execution_id, call_id, target, name, args_json }, reply);
+  Ok(promise)
+}
+
+/// The host's `getTool(name)`, asked once per name and execution, within the deadline.
+fn lookup_tool(state: &Rc<RefCell<State>>, name: &str) -> Option<String> {
+  if let Some(cached) = state.borrow().get_tool_cache.get(name) {
+    return cached.clone();
+  }
+  let (host, remaining) = {
+    let s = state.borrow();
+    (s.shared.host.clone(), s.deadline.saturating_duration_since(Instant::now()))
+  };
+  let answer = host.get_tool(name, remaining);
+  state.borrow_mut().get_tool_cache.insert(name.to_string(), answer.clone());
+  answer
+}
+
+const LOG_PREFIXES: [&str; 5] = ["", "", "[warn] ", "[error] ", "[debug] "];
+
+fn install_globals<'js>(ctx: &Ctx<'js>, prelude: &[u8], state: &Rc<RefCell<State>>) -> rquickjs::Result<Function<'js>> {
+  let native = Object::new(ctx.clone())?;
+  {
+    let state = state.clone();
+    native.set(
+      "hostCall",
+      Function::new(ctx.clone(), move |ctx: Ctx<'js>, kind: i32, name: String, args: String| {
+        host_call(ctx, &state, kind, name, args)
+      })?,
+    )?;
+  }
+  {
+    let state = state.clone();
+    native.set(
+      "getTool",
+      Function::new(ctx.clone(), move |name: String| -> Option<String> {
+        let allowed = {
+          let s = state.borrow();
+          if s.serializing || !s.exec.host_get_tool {
+            return None;
+          }
+          s.exec.allowed_tools.as_ref().is_none_or(|a| a.iter().any(|t| t == &name))
+        };
+        if !allowed {
+          return None;
+        }
+        lookup_tool(&state, &name)
+      })?,
+    )?;
+  }
+  {
+    let state = state.clone();
+    native.set(
+      "emit",
+      Function::new(ctx.clone(), move |kind: i32, a: String, b: String, c: Opt<String>| {
+        let s = state.borrow();
+        let event = if kind == 0 {
+          Event::Log { execution_id: s.id.clone(), level: a, message: b, metadata_json: c.0 }
+        } else {
+          Event::Notify { execution_id: s.id.clone(), event: a, payload_json: b }
+        };
+        s.shared.host.event(event);
+      })?,
+    )?;
+  }
+  {
+    let state = state.clone();
+    native.set(
+      "log",
+      Function::new(ctx.clone(), move |level: i32, text: String| {
+        let mut s = state.borrow_mut();
+        let line = format!("{}{}", LOG_PREFIXES.get(level as usize).copied().unwrap_or(""), text);
+        let len = line.len() as u64;
+        if s.dropped_log_bytes == 0 && s.log_bytes + len <= s.sandbox.max_console_bytes {
+          s.log_bytes += len;
+          s.logs.push(line);
+        } else {
+          s.dropped_log_bytes += len;
+        }
+      })?,
+    )?;
+  }
+
+  let config = Object::new(ctx.clone())?;
+  {
+    let s = state.borrow();
+    config.set("contextJson", s.exec.context_json.as_str())?;
+    if let Some(input) = &s.exec.input_json {
+      config.set("inputJson", input.as_str())?;
+    }
+    config.set("allowConsole", s.sandbox.policy.allow_console)?;
+    config.set("functions", s.exec.functions.clone())?;
+    let removed: Vec<String> = s.sandbox.policy.disabled_globals.clone();
+    config.set("removeGlobalThis", removed.iter().any(|g| g == "globalThis"))?;
+    config.set("disabledGlobals", removed)?;
+  }
+  let install: Function = compile::run(ctx, prelude)?.get()?;
+  let exports: Object = install.call((native, config))?;
+  exports.get("isToolError")
+}
+
+/// The loop counter passed to the script's wrapper as `__cc_tick`.
+fn make_tick<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Result<Function<'js>> {
+  let (iterations, exceeded, limit) = {
+    let s = state.borrow();
+    (s.iterations.clone(), s.iteration_exceeded.clone(), s.sandbox.max_iterations.unwrap_or(u64::MAX))
+  };
+  Function::new(ctx.clone(), move |ctx: Ctx<'js>| -> rquickjs::Result<()> {
+    let n = iterations.get() + 1;
+    iterations.set(n);
+    if n > limit {
+      exceeded.set(true);
+      return Err(Exception::throw_internal(&ctx, &format!("Iteration limit of {limit} exceeded (maxIterations)")));
+    }
+    Ok(())
+  })
+}

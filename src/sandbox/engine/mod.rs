@@ -1,0 +1,55 @@
+//! The QuickJS side of the sandbox (rquickjs). Owns everything that touches a JS value.
+//!
+//! - `compile`: source → bytecode in a context that can compile; scripts run in contexts that
+//!   cannot (no eval intrinsic).
+//! - `execution`: one execution's runtime, globals, limits and run loop.
+//! - `prelude.js`: the AgentScript globals and the hardening, run before any user code.
+//! - `serialize`: the result, to JSON, under the result-size limit.
+//! - `errors`, `strings`: exceptions and strings out of QuickJS, in the user's terms.
+//!
+//! An `Engine` lives on one worker thread (QuickJS runtimes are not `Send`) and holds what every
+//! execution on that thread shares: a compiler context and the prelude's bytecode.
+
+pub mod compile;
+pub mod errors;
+pub mod execution;
+pub mod serialize;
+pub mod strings;
+
+use rquickjs::{Context, Runtime};
+
+pub use execution::{Execution, Job, ReplySink, Step};
+
+const PRELUDE: &str = include_str!("prelude.js");
+
+/// Compile anything new every this many scripts, then collect the compiler's garbage.
+const GC_EVERY: u32 = 64;
+
+pub struct Engine {
+  // Drop order: the context before its runtime.
+  compiler: Context,
+  _compiler_runtime: Runtime,
+  /// The prelude's bytecode, run first in every execution.
+  pub prelude: Vec<u8>,
+  compiled: u32,
+}
+
+impl Engine {
+  pub fn new() -> Result<Self, String> {
+    let runtime = Runtime::new().map_err(|e| format!("QuickJS runtime: {e}"))?;
+    let compiler = Context::full(&runtime).map_err(|e| format!("QuickJS context: {e}"))?;
+    let prelude = compiler
+      .with(|ctx| compile::compile(&ctx, PRELUDE, "<codecall>"))
+      .map_err(|e| format!("prelude does not compile: {} ({:?}:{:?})", e.message, e.line, e.column))?;
+    Ok(Self { compiler, _compiler_runtime: runtime, prelude, compiled: 0 })
+  }
+
+  /// Compiles a prepared script under the name stacks will show.
+  pub fn compile_script(&mut self, code: &str) -> Result<Vec<u8>, compile::CompileError> {
+    self.compiled += 1;
+    if self.compiled % GC_EVERY == 0 {
+      self._compiler_runtime.run_gc();
+    }
+    self.compiler.with(|ctx| compile::compile(&ctx, code, errors::SCRIPT_FILE))
+  }
+}

@@ -1,0 +1,27 @@
+//! The sandbox layer: runs validated scripts in QuickJS under limits, and bridges every tool call
+//! to the host's own pipeline (`api.md` §2).
+//!
+//! | file / folder | owns                                                                    |
+//! |---------------|-------------------------------------------------------------------------|
+//! | `config`      | limits from presets and options; per-execution settings                 |
+//! | `bridge`      | the messages between an execution and its host (call, result, event, …) |
+//! | `engine/`     | everything QuickJS: compile, globals, run loop, result serialization    |
+//! | `pool`        | worker threads, queue limits, the watchdog that owns deadlines          |
+//! | `shared`      | the once-only completion an execution's parties share                   |
+//! | `outcome`     | the six result shapes and their JSON                                    |
+//! | `binding`     | the `Sandbox` class for JavaScript, and the host adapter on Node's thread |
+//!
+//! The sandbox never decides what a script may say: the validator layer does, first, with the
+//! sandbox's policy. Nothing here knows napi except `binding`.
+
+pub mod binding;
+pub mod bridge;
+pub mod config;
+pub mod engine;
+pub mod json;
+pub mod outcome;
+pub mod pool;
+pub mod shared;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,513 @@
+//! The thread pool (`isolation: 'thread'`, `api.md` §2.6) and its watchdog.
+//!
+//! - A small, fixed set of worker threads. Each owns the executions it started (QuickJS runtimes
+//!   are not `Send`) and serves them from one channel: start, host result, stop. An execution
+//!   awaiting the host is just data in its worker's map, so 10 000 of them park on two threads.
+//! - New work goes to the worker with the fewest live executions. `maxQueue` bounds how many
+//!   executions may wait to start (`QUEUE_FULL`), `queueTimeoutMs` how long (`QUEUE_TIMEOUT`).
+//! - The watchdog owns time. At an execution's deadline it asks the worker to stop it (the
+//!   interrupt handler ends running JS; a parked one is dropped) and, if the worker has not
+//!   answered shortly after, reports `TIMEOUT` itself: the result is on time even when a thread is
+//!   stuck inside a native builtin that never checks the interrupt. Such a thread is retired and
+//!   replaced, so new work never queues behind it.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::bridge::CallResult;
+use super::config::{ExecuteConfig, SandboxConfig};
+use super::engine::{Engine, Execution, Job, ReplySink, Step};
+use super::outcome::Outcome;
+use super::shared::{Shared, Stop};
+use crate::common::ErrorCode;
+
+/// Worker threads' stack: QuickJS's own limit (`maxStackBytes`, at most a few MiB) plus room for
+/// the host side of every call; validation brings its own stack.
+const WORKER_STACK: usize = 16 << 20;
+/// How long after a deadline the watchdog waits for the worker's own report (which has the logs).
+const REPORT_GRACE: Duration = Duration::from_millis(40);
+/// How long past its deadline a worker may stay busy before it counts as stuck and is replaced.
+const STUCK_AFTER: Duration = Duration::from_millis(500);
+
+pub enum WorkerMsg {
+  Start(Box<Job>),
+  Reply { key: u64, call_id: u64, result: CallResult },
+  Stop { key: u64 },
+  Shutdown,
+}
+
+#[derive(Clone)]
+struct WorkerSink(Sender<WorkerMsg>);
+
+impl ReplySink for WorkerSink {
+  fn reply(&self, key: u64, call_id: u64, result: CallResult) {
+    // A send fails only when the worker is gone; the execution has been completed by then.
+    let _ = self.0.send(WorkerMsg::Reply { key, call_id, result });
+  }
+}
+
+struct Worker {
+  sender: Sender<WorkerMsg>,
+  /// Live executions on this worker (started or queued to start).
+  load: AtomicUsize,
+  /// Milliseconds since the pool's epoch until which the current work may run; 0 when idle.
+  busy_until: AtomicU64,
+  retired: AtomicBool,
+  thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+struct Inner {
+  config: Arc<SandboxConfig>,
+  epoch: Instant,
+  workers: Mutex<Vec<Arc<Worker>>>,
+  /// Executions submitted and not yet started.
+  queued: AtomicUsize,
+  disposed: AtomicBool,
+  watchdog: Watchdog,
+}
+
+/// The pool behind one `Sandbox`.
+pub struct Pool {
+  inner: Arc<Inner>,
+  watchdog_thread: Option<JoinHandle<()>>,
+}
+
+impl Pool {
+  pub fn new(config: Arc<SandboxConfig>) -> Result<Self, String> {
+    let inner = Arc::new(Inner {
+      config: config.clone(),
+      epoch: Instant::now(),
+      workers: Mutex::new(Vec::new()),
+      queued: AtomicUsize::new(0),
+      disposed: AtomicBool::new(false),
+      watchdog: Watchdog::default(),
+    });
+    for _ in 0..config.pool_size.max(1) {
+      let worker = spawn_worker(&inner)?;
+      lock(&inner.workers).push(worker);
+    }
+    let weak = Arc::downgrade(&inner);
+    let watchdog_thread = std::thread::Builder::new()
+      .name("codecall-watchdog".into())
+      .spawn(move || watchdog_loop(weak))
+      .map_err(|e| format!("could not start the watchdog thread: {e}"))?;
+    Ok(Self { inner, watchdog_thread: Some(watchdog_thread) })
+  }
+
+  /// Queues a script. The result arrives through `shared.host.complete`, exactly once.
+  pub fn submit(&self, script: String, exec: ExecuteConfig, shared: Arc<Shared>) {
+    let inner = &self.inner;
+    if inner.disposed.load(Ordering::Acquire) {
+      shared.complete_from_outside(Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox has been disposed"));
+      return;
+    }
+    if inner.queued.load(Ordering::Acquire) >= inner.config.max_queue {
+      shared.complete_from_outside(Outcome::sandbox(
+        ErrorCode::QueueFull,
+        format!("More than {} executions are waiting to start (maxQueue)", inner.config.max_queue),
+      ));
+      return;
+    }
+    let Some(worker) = least_loaded(inner) else {
+      shared.complete_from_outside(Outcome::sandbox(ErrorCode::WorkerStartupFailed, "No worker thread is available"));
+      return;
+    };
+    inner.queued.fetch_add(1, Ordering::AcqRel);
+    worker.load.fetch_add(1, Ordering::AcqRel);
+    inner.watchdog.add(
+      shared.submitted + Duration::from_millis(inner.config.queue_timeout_ms),
+      Timer::Queue,
+      shared.clone(),
+    );
+    let job = Job { script, sandbox: inner.config.clone(), exec: Arc::new(exec), shared };
+    if let Err(failed) = worker.sender.send(WorkerMsg::Start(Box::new(job))) {
+      inner.queued.fetch_sub(1, Ordering::AcqRel);
+      if let WorkerMsg::Start(job) = failed.0 {
+        job.shared.complete_from_outside(Outcome::sandbox(ErrorCode::WorkerCrashed, "The worker thread is gone"));
+      }
+    }
+  }
+
+  /// Stops one execution (its `AbortSignal` fired).
+  pub fn abort(&self, shared: &Arc<Shared>) {
+    if shared.request_stop(Stop::Aborted) {
+      stop_execution(&self.inner, shared);
+    }
+  }
+
+  /// Ends every queued and running execution with `POOL_DISPOSED` and stops the threads.
+  /// Returns the threads to join (joining may wait for a thread stuck in a builtin).
+  pub fn dispose(&mut self) -> Vec<JoinHandle<()>> {
+    let inner = &self.inner;
+    if inner.disposed.swap(true, Ordering::AcqRel) {
+      return Vec::new();
+    }
+    for shared in inner.watchdog.drain() {
+      if shared.request_stop(Stop::Disposed) {
+        shared.complete_from_outside(Outcome::sandbox(
+          ErrorCode::PoolDisposed,
+          "The sandbox was disposed before this execution finished",
+        ));
+      }
+    }
+    let mut threads = Vec::new();
+    for worker in lock(&inner.workers).drain(..) {
+      let _ = worker.sender.send(WorkerMsg::Shutdown);
+      if let Some(thread) = lock(&worker.thread).take() {
+        threads.push(thread);
+      }
+    }
+    inner.watchdog.shutdown();
+    if let Some(thread) = self.watchdog_thread.take() {
+      threads.push(thread);
+    }
+    threads
+  }
+
+  pub fn is_disposed(&self) -> bool {
+    self.inner.disposed.load(Ordering::Acquire)
+  }
+}
+
+impl Drop for Pool {
+  fn drop(&mut self) {
+    // Without an explicit dispose, threads are told to stop but not waited for.
+    drop(self.dispose());
+  }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+  m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn least_loaded(inner: &Inner) -> Option<Arc<Worker>> {
+  lock(&inner.workers)
+    .iter()
+    .filter(|w| !w.retired.load(Ordering::Acquire))
+    .min_by_key(|w| w.load.load(Ordering::Acquire))
+    .cloned()
+}
+
+fn spawn_worker(inner: &Arc<Inner>) -> Result<Arc<Worker>, String> {
+  let (sender, receiver) = channel();
+  let worker = Arc::new(Worker {
+    sender: sender.clone(),
+    load: AtomicUsize::new(0),
+    busy_until: AtomicU64::new(0),
+    retired: AtomicBool::new(false),
+    thread: Mutex::new(None),
+  });
+  let weak_inner = Arc::downgrade(inner);
+  let me = Arc::downgrade(&worker);
+  let thread = std::thread::Builder::new()
+    .name("codecall-worker".into())
+    .stack_size(WORKER_STACK)
+    .spawn(move || worker_loop(receiver, sender, me, weak_inner))
+    .map_err(|e| format!("could not start a worker thread: {e}"))?;
+  *lock(&worker.thread) = Some(thread);
+  Ok(worker)
+}
+
+fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Weak<Worker>, inner: Weak<Inner>) {
+  let mut engine = match Engine::new() {
+    Ok(engine) => engine,
+    Err(message) => {
+      // Nothing can run here: answer every start with WORKER_STARTUP_FAILED.
+      while let Ok(msg) = receiver.recv() {
+        match msg {
+          WorkerMsg::Start(job) => {
+            job.shared.complete_from_outside(Outcome::sandbox(ErrorCode::WorkerStartupFailed, message.clone()));
+          }
+          WorkerMsg::Shutdown => return,
+          _ => {}
+        }
+      }
+      return;
+    }
+  };
+  let sink = WorkerSink(sender);
+  let mut executions: HashMap<u64, (Execution, Arc<Shared>)> = HashMap::new();
+  let mut next_key: u64 = 0;
+  let finish = |shared: &Arc<Shared>, completed, me: &Weak<Worker>| {
+    shared.complete(completed);
+    if let Some(w) = me.upgrade() {
+      w.load.fetch_sub(1, Ordering::AcqRel);
+    }
+  };
+
+  while let Ok(msg) = receiver.recv() {
+    let Some(pool) = inner.upgrade() else { break };
+    let busy = |deadline: Instant| {
+      if let Some(w) = me.upgrade() {
+        let until = deadline.saturating_duration_since(pool.epoch).as_millis() as u64;
+        w.busy_until.store(until.max(1), Ordering::Release);
+      }
+    };
+    match msg {
+      WorkerMsg::Start(job) => {
+        pool.queued.fetch_sub(1, Ordering::AcqRel);
+        let shared = job.shared.clone();
+        if shared.stop() != Stop::Running || shared.is_completed() || !shared.mark_started() {
+          if let Some(w) = me.upgrade() {
+            w.load.fetch_sub(1, Ordering::AcqRel);
+          }
+          continue;
+        }
+        let deadline = Instant::now() + job.exec.timeout;
+        pool.watchdog.add(deadline, Timer::Deadline, shared.clone());
+        next_key += 1;
+        let key = next_key;
+        *lock(&shared.link) = Some((sink.0.clone(), key));
+        busy(deadline);
+        let started = catch_unwind(AssertUnwindSafe(|| Execution::start(&mut engine, *job, key, sink.clone())));
+        match started {
+          Ok(Ok((execution, Step::Parked))) => {
+            executions.insert(key, (execution, shared));
+          }
+          Ok(Ok((execution, Step::Done(completed)))) => {
+            finish(&shared, completed, &me);
+            drop(execution);
+          }
+          Ok(Err(completed)) => finish(&shared, completed, &me),
+          Err(_) => {
+            shared.complete_from_outside(crashed());
+            if let Some(w) = me.upgrade() {
+              w.load.fetch_sub(1, Ordering::AcqRel);
+            }
+          }
+        }
+      }
+      WorkerMsg::Reply { key, call_id, result } => {
+        let step = match executions.get_mut(&key) {
+          Some((execution, _)) => {
+            busy(execution.deadline());
+            catch_unwind(AssertUnwindSafe(|| execution.resume(call_id, result)))
+              .unwrap_or_else(|_| Step::Done(crashed_completed()))
+          }
+          None => continue,
+        };
+        if let Step::Done(completed) = step {
+          if let Some((execution, shared)) = executions.remove(&key) {
+            finish(&shared, completed, &me);
+            drop(execution);
+          }
+        }
+      }
+      WorkerMsg::Stop { key } => {
+        if let Some((mut execution, shared)) = executions.remove(&key) {
+          let completed =
+            catch_unwind(AssertUnwindSafe(|| execution.stopped())).unwrap_or_else(|_| crashed_completed());
+          finish(&shared, completed, &me);
+          drop(execution);
+        }
+      }
+      WorkerMsg::Shutdown => break,
+    }
+    if let Some(w) = me.upgrade() {
+      w.busy_until.store(0, Ordering::Release);
+      if w.retired.load(Ordering::Acquire) && executions.is_empty() {
+        break;
+      }
+    }
+  }
+  for (_, (mut execution, shared)) in executions.drain() {
+    if !shared.is_completed() {
+      shared.request_stop(Stop::Disposed);
+      let completed = execution.stopped();
+      shared.complete(completed);
+    }
+  }
+}
+
+/// A bug in the sandbox itself surfaced as a panic while running this execution.
+fn crashed() -> Outcome {
+  Outcome::sandbox(ErrorCode::WorkerCrashed, "The sandbox failed while running this execution (internal error)")
+}
+
+fn crashed_completed() -> super::outcome::Completed {
+  super::outcome::Completed { outcome: crashed(), logs: Vec::new(), stats: Default::default() }
+}
+
+/// Asks the execution's worker to stop it now; if it cannot report in time, the watchdog will.
+fn stop_execution(inner: &Arc<Inner>, shared: &Arc<Shared>) {
+  let link = lock(&shared.link).clone();
+  match link {
+    Some((sender, key)) => {
+      let _ = sender.send(WorkerMsg::Stop { key });
+      inner.watchdog.add(Instant::now() + REPORT_GRACE, Timer::Report, shared.clone());
+    }
+    // Not started yet: nothing runs, report now.
+    None => report_stop(shared),
+  }
+}
+
+fn report_stop(shared: &Shared) {
+  let outcome = match shared.stop() {
+    Stop::Timeout | Stop::Running => Outcome::Timeout { timeout_ms: shared.timeout.as_millis() as u64 },
+    Stop::Aborted => Outcome::sandbox(ErrorCode::ExecutionAborted, "Execution was aborted by its AbortSignal"),
+    Stop::Disposed => {
+      Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox was disposed before this execution finished")
+    }
+    Stop::QueueTimeout => {
+      Outcome::sandbox(ErrorCode::QueueTimeout, "Execution waited too long in the queue (queueTimeoutMs)")
+    }
+  };
+  shared.complete_from_outside(outcome);
+}
+
+// ---- watchdog ------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Timer {
+  /// Still not started at `queueTimeoutMs`.
+  Queue,
+  /// `timeoutMs` reached.
+  Deadline,
+  /// The worker was asked to stop the execution and had time to report.
+  Report,
+}
+
+struct Entry {
+  at: Instant,
+  seq: u64,
+  timer: Timer,
+  shared: Arc<Shared>,
+}
+
+impl PartialEq for Entry {
+  fn eq(&self, other: &Self) -> bool {
+    (self.at, self.seq) == (other.at, other.seq)
+  }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+  fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+    Some(self.cmp(other))
+  }
+}
+impl Ord for Entry {
+  fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+    (self.at, self.seq).cmp(&(other.at, other.seq))
+  }
+}
+
+#[derive(Default)]
+struct Watchdog {
+  timers: Mutex<(BinaryHeap<Reverse<Entry>>, u64, bool)>,
+  wake: Condvar,
+}
+
+impl Watchdog {
+  fn add(&self, at: Instant, timer: Timer, shared: Arc<Shared>) {
+    let mut guard = lock(&self.timers);
+    guard.1 += 1;
+    let seq = guard.1;
+    let earliest = guard.0.peek().map(|Reverse(e)| e.at);
+    guard.0.push(Reverse(Entry { at, seq, timer, shared }));
+    if earliest.is_none_or(|e| at < e) {
+      self.wake.notify_one();
+    }
+  }
+
+  /// Every execution that still has a timer, i.e. every one that may not have finished.
+  fn drain(&self) -> Vec<Arc<Shared>> {
+    let mut guard = lock(&self.timers);
+    let mut out: Vec<Arc<Shared>> = Vec::new();
+    for Reverse(entry) in guard.0.drain() {
+      if !entry.shared.is_completed() && !out.iter().any(|s| Arc::ptr_eq(s, &entry.shared)) {
+        out.push(entry.shared);
+      }
+    }
+    out
+  }
+
+  fn shutdown(&self) {
+    lock(&self.timers).2 = true;
+    self.wake.notify_all();
+  }
+}
+
+/// How often the watchdog looks for stuck workers when no timer is due sooner.
+const STUCK_CHECK: Duration = Duration::from_millis(100);
+
+fn watchdog_loop(inner: Weak<Inner>) {
+  loop {
+    let Some(pool) = inner.upgrade() else { return };
+    let due: Vec<Entry> = {
+      let mut guard = lock(&pool.watchdog.timers);
+      if guard.2 {
+        return;
+      }
+      let now = Instant::now();
+      let next = guard.0.peek().map(|Reverse(e)| e.at);
+      if next.is_none_or(|at| at > now) {
+        let wait = next.map_or(STUCK_CHECK, |at| at.saturating_duration_since(now)).min(STUCK_CHECK);
+        let (g, _) = pool.watchdog.wake.wait_timeout(guard, wait).unwrap_or_else(|p| p.into_inner());
+        guard = g;
+        if guard.2 {
+          return;
+        }
+      }
+      let now = Instant::now();
+      let mut due = Vec::new();
+      while guard.0.peek().is_some_and(|Reverse(e)| e.at <= now) {
+        if let Some(Reverse(entry)) = guard.0.pop() {
+          due.push(entry);
+        }
+      }
+      due
+    };
+    for entry in due {
+      let shared = &entry.shared;
+      if shared.is_completed() {
+        continue;
+      }
+      match entry.timer {
+        Timer::Queue => {
+          if !shared.is_started() && shared.request_stop(Stop::QueueTimeout) {
+            report_stop(shared);
+          }
+        }
+        Timer::Deadline => {
+          shared.request_stop(Stop::Timeout);
+          stop_execution(&pool, shared);
+        }
+        Timer::Report => report_stop(shared),
+      }
+    }
+    replace_stuck_workers(&pool);
+  }
+}
+
+/// A worker busy well past the deadline of what it runs is stuck in native code: it takes no new
+/// work, a fresh thread takes its place, and it exits on its own if it ever returns.
+fn replace_stuck_workers(pool: &Arc<Inner>) {
+  if pool.disposed.load(Ordering::Acquire) {
+    return;
+  }
+  let now = pool.epoch.elapsed().as_millis() as u64;
+  let stuck: Vec<Arc<Worker>> = lock(&pool.workers)
+    .iter()
+    .filter(|w| {
+      let until = w.busy_until.load(Ordering::Acquire);
+      until != 0 && now > until + STUCK_AFTER.as_millis() as u64 && !w.retired.load(Ordering::Acquire)
+    })
+    .cloned()
+    .collect();
+  for worker in stuck {
+    worker.retired.store(true, Ordering::Release);
+    if let Ok(fresh) = spawn_worker(pool) {
+      let mut workers = lock(&pool.workers);
+      workers.retain(|w| !Arc::ptr_eq(w, &worker));
+      workers.push(fresh);
+    }
+    // Its thread is detached: joining could wait for as long as the builtin runs.
+    drop(lock(&worker.thread).take());
+  }
+}

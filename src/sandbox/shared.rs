@@ -1,0 +1,100 @@
+//! What an execution's worker, the watchdog and the host side share: the one-time completion and
+//! the reason to stop. Whoever completes first wins; later completions are dropped.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::bridge::Host;
+use super::outcome::{Completed, Outcome, Stats};
+
+/// Why an execution must stop, if it must.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+  Running = 0,
+  Timeout = 1,
+  Aborted = 2,
+  Disposed = 3,
+  QueueTimeout = 4,
+}
+
+pub struct Shared {
+  pub id: String,
+  pub host: Arc<dyn Host>,
+  pub timeout: Duration,
+  pub submitted: Instant,
+  completed: AtomicBool,
+  stop: AtomicU8,
+  started: AtomicBool,
+  tool_calls: AtomicU64,
+  /// The worker and key that run this execution, once started: where stop requests go.
+  pub(crate) link: Mutex<Option<(std::sync::mpsc::Sender<super::pool::WorkerMsg>, u64)>>,
+}
+
+impl Shared {
+  pub fn new(id: String, host: Arc<dyn Host>, timeout: Duration) -> Self {
+    Self {
+      id,
+      host,
+      timeout,
+      submitted: Instant::now(),
+      completed: AtomicBool::new(false),
+      stop: AtomicU8::new(Stop::Running as u8),
+      started: AtomicBool::new(false),
+      tool_calls: AtomicU64::new(0),
+      link: Mutex::new(None),
+    }
+  }
+
+  pub fn stop(&self) -> Stop {
+    match self.stop.load(Ordering::Acquire) {
+      1 => Stop::Timeout,
+      2 => Stop::Aborted,
+      3 => Stop::Disposed,
+      4 => Stop::QueueTimeout,
+      _ => Stop::Running,
+    }
+  }
+
+  /// Records a reason to stop; the first reason wins. Returns whether this call set it.
+  pub fn request_stop(&self, reason: Stop) -> bool {
+    self.stop.compare_exchange(Stop::Running as u8, reason as u8, Ordering::AcqRel, Ordering::Acquire).is_ok()
+  }
+
+  pub fn is_completed(&self) -> bool {
+    self.completed.load(Ordering::Acquire)
+  }
+
+  pub fn mark_started(&self) -> bool {
+    !self.started.swap(true, Ordering::AcqRel)
+  }
+
+  pub fn is_started(&self) -> bool {
+    self.started.load(Ordering::Acquire)
+  }
+
+  pub fn note_tool_call(&self) {
+    self.tool_calls.fetch_add(1, Ordering::Relaxed);
+  }
+
+  /// Delivers the result unless one was delivered already. Returns whether this one was.
+  pub fn complete(&self, completed: Completed) -> bool {
+    if self.completed.swap(true, Ordering::AcqRel) {
+      return false;
+    }
+    self.host.complete(completed);
+    true
+  }
+
+  /// Completes from outside the worker (watchdog, abort, dispose), without the worker's logs.
+  pub fn complete_from_outside(&self, outcome: Outcome) -> bool {
+    let stats = Stats {
+      execution_id: self.id.clone(),
+      duration_ms: self.submitted.elapsed().as_secs_f64() * 1000.0,
+      tool_calls: self.tool_calls.load(Ordering::Relaxed),
+      iterations: None,
+      memory_bytes: None,
+    };
+    self.complete(Completed { outcome, logs: Vec::new(), stats })
+  }
+}
