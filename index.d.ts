@@ -69,6 +69,95 @@ export type ValidateResult =
   | { ok: false; status: 'syntax_error'; error: SyntaxErrorInfo }
   | { ok: false; status: 'illegal_access'; error: IllegalAccessErrorInfo }
 
+/** What `getTool` answers inside the sandbox, and what a host's `getTool` returns. */
+export interface ToolInfo {
+  name: string
+  appId?: string
+  description?: string
+  inputSchema?: unknown
+  outputSchema?: unknown
+}
+
+/** The host's side of an execution: its own tool pipeline and observers (`api.md` §2). */
+export interface ExecuteHost {
+  /** The host tool pipeline; may return a value or a Promise; may throw or reject. */
+  callTool?(name: string, input: unknown, meta: { callId: string; executionId: string }): unknown
+  /** Backs the sandbox's `getTool()`; unknown tools (`null`/`undefined`) fail `callTool` with `TOOL_NOT_FOUND`. */
+  getTool?(name: string): ToolInfo | null | undefined
+  /** Receives events synchronously on Node's main thread, in order. A throw is ignored. */
+  onEvent?(event: ExecuteEvent): void
+  /** Extra async globals; a dotted key (`mcp.callTool`) builds a frozen namespace. */
+  functions?: Record<string, (...args: any[]) => unknown>
+}
+
+/** Per-execution options; limits may only be lowered. */
+export interface ExecuteOptions {
+  /** @default 'javascript' */
+  language?: 'javascript' | 'typescript'
+  /** Becomes `codecallContext` (deep-frozen copy). @default {} */
+  context?: Record<string, unknown>
+  /** Becomes the global `input` (deep-frozen copy). */
+  input?: unknown
+  /** Tool allowlist for this run (`ACCESS_DENIED` for others). */
+  allowedTools?: string[]
+  /** May only lower the sandbox's `timeoutMs`. */
+  timeoutMs?: number
+  /** May only lower the sandbox's `maxToolCalls`. */
+  maxToolCalls?: number
+  /** Aborting ends the run with `EXECUTION_ABORTED`. */
+  signal?: AbortSignal
+}
+
+export interface Stats {
+  executionId: string
+  durationMs: number
+  toolCalls: number
+  iterations?: number
+  memoryBytes?: number
+}
+
+/** Exactly one of six shapes (`api.md` §2.4). */
+export type ExecuteResult =
+  | { status: 'ok'; result?: unknown; logs?: string[]; stats: Stats }
+  | { status: 'syntax_error'; error: SyntaxErrorInfo; stats: Stats }
+  | { status: 'illegal_access'; error: IllegalAccessErrorInfo; stats: Stats }
+  | {
+      status: 'runtime_error'
+      error: {
+        source: 'script' | 'sandbox'
+        code: ErrorCode
+        message: string
+        name?: string
+        stack?: string
+        location?: SourceLocation
+      }
+      logs?: string[]
+      stats: Stats
+    }
+  | {
+      status: 'tool_error'
+      error: { source: 'tool'; code: string; toolName: string; toolInput: unknown; message: string; details?: unknown }
+      logs?: string[]
+      stats: Stats
+    }
+  | { status: 'timeout'; error: { code: 'TIMEOUT'; message: string }; logs?: string[]; stats: Stats }
+
+/** Events delivered to `onEvent` (`api.md` §2.5). */
+export type ExecuteEvent =
+  | { type: 'tool_call_start'; executionId: string; callId: string; toolName: string; input: unknown }
+  | {
+      type: 'tool_call_end'
+      executionId: string
+      callId: string
+      toolName: string
+      input: unknown
+      status: 'ok' | 'error'
+      durationMs: number
+      error?: { code: string; message: string }
+    }
+  | { type: 'log'; executionId: string; level: string; message: string; metadata?: unknown }
+  | { type: 'notify'; executionId: string; event: string; payload: unknown }
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -76,6 +165,116 @@ export type ValidateResult =
  * can point the loader at a WASI artifact this package does not build itself.
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
+
+/** A QuickJS sandbox for AgentScript plans (`api.md` §2). */
+export declare class Sandbox {
+  /**
+   * Creates a sandbox and its worker threads. Throws `TypeError` (`ERR_INVALID_ARG`) for invalid
+   * options.
+   */
+  constructor(options?: SandboxOptions)
+  /**
+   * Validates and runs `script`. Resolves to exactly one `ExecuteResult`; a script never makes it
+   * reject. Throws `TypeError` (`ERR_INVALID_ARG`) for invalid arguments.
+   */
+  execute(script: string, host?: ExecuteHost, options?: ExecuteOptions): Promise<ExecuteResult>
+  /** Ends every queued and running execution with `POOL_DISPOSED` and stops the worker threads. */
+  dispose(): Promise<void>
+}
+
+/** Options of `new Sandbox(options)`. Every field defaults to the preset's value (`api.md` §2.1). */
+export interface SandboxOptions {
+  /**
+   * The policy the other options start from.
+   * @default 'secure'
+   */
+  preset?: Preset
+  /**
+   * Wall-clock limit from the start of a script to its result, including time awaiting the host.
+   * @default 3500 ('secure'; 2000 'locked_down', 5000 'balanced', 30000 'experimental')
+   */
+  timeoutMs?: number
+  /**
+   * QuickJS heap of one execution.
+   * @default 33554432 (32 MiB, 'secure')
+   */
+  memoryLimitBytes?: number
+  /**
+   * QuickJS stack of one execution.
+   * @default 524288 (512 KiB, 'secure')
+   */
+  maxStackBytes?: number
+  /**
+   * Allow loop statements.
+   * @default false ('secure', 'locked_down')
+   */
+  allowLoops?: boolean
+  /**
+   * Loop iterations in one execution, all loops together.
+   * @default 10000 ('balanced'), 1000000 ('experimental')
+   */
+  maxIterations?: number
+  /**
+   * `callTool` and host-function calls in one execution.
+   * @default 100 ('secure')
+   */
+  maxToolCalls?: number
+  /**
+   * Host calls in flight at once (`TOO_MANY_PENDING_CALLS` beyond).
+   * @default 20
+   */
+  maxConcurrentCalls?: number
+  /**
+   * Define `console` and capture it into `logs`.
+   * @default true (false in 'locked_down')
+   */
+  allowConsole?: boolean
+  /**
+   * Console output kept per execution; later lines are dropped and counted.
+   * @default 65536
+   */
+  maxConsoleBytes?: number
+  /**
+   * Largest result, as JSON (`RESULT_TOO_LARGE` beyond).
+   * @default 1048576
+   */
+  maxResultBytes?: number
+  /**
+   * Largest script (refused before parsing beyond).
+   * @default 102400
+   */
+  maxScriptBytes?: number
+  /**
+   * Identifiers the validator refuses as builtins; `eval` and `Function` always are.
+   * @default ['eval', 'Function']
+   */
+  disabledBuiltins?: Array<string>
+  /**
+   * Identifiers the validator refuses as globals, also removed from the sandbox's global object.
+   * @default the preset's list
+   */
+  disabledGlobals?: Array<string>
+  /**
+   * Where scripts run. `'process'` is not available yet and runs as `'thread'`.
+   * @default 'thread'
+   */
+  isolation?: 'thread' | 'process'
+  /**
+   * Worker threads.
+   * @default the number of CPU cores
+   */
+  poolSize?: number
+  /**
+   * Executions waiting to start (`QUEUE_FULL` beyond).
+   * @default 1000
+   */
+  maxQueue?: number
+  /**
+   * Longest wait to start (`QUEUE_TIMEOUT` beyond).
+   * @default 10000
+   */
+  queueTimeoutMs?: number
+}
 
 /**
  * Checks an AgentScript plan against a policy without running it.

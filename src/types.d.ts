@@ -68,3 +68,92 @@ export type ValidateResult =
   | { ok: true; toolNames: string[]; dynamicToolCalls: boolean }
   | { ok: false; status: 'syntax_error'; error: SyntaxErrorInfo }
   | { ok: false; status: 'illegal_access'; error: IllegalAccessErrorInfo }
+
+/** What `getTool` answers inside the sandbox, and what a host's `getTool` returns. */
+export interface ToolInfo {
+  name: string
+  appId?: string
+  description?: string
+  inputSchema?: unknown
+  outputSchema?: unknown
+}
+
+/** The host's side of an execution: its own tool pipeline and observers (`api.md` §2). */
+export interface ExecuteHost {
+  /** The host tool pipeline; may return a value or a Promise; may throw or reject. */
+  callTool?(name: string, input: unknown, meta: { callId: string; executionId: string }): unknown
+  /** Backs the sandbox's `getTool()`; unknown tools (`null`/`undefined`) fail `callTool` with `TOOL_NOT_FOUND`. */
+  getTool?(name: string): ToolInfo | null | undefined
+  /** Receives events synchronously on Node's main thread, in order. A throw is ignored. */
+  onEvent?(event: ExecuteEvent): void
+  /** Extra async globals; a dotted key (`mcp.callTool`) builds a frozen namespace. */
+  functions?: Record<string, (...args: any[]) => unknown>
+}
+
+/** Per-execution options; limits may only be lowered. */
+export interface ExecuteOptions {
+  /** @default 'javascript' */
+  language?: 'javascript' | 'typescript'
+  /** Becomes `codecallContext` (deep-frozen copy). @default {} */
+  context?: Record<string, unknown>
+  /** Becomes the global `input` (deep-frozen copy). */
+  input?: unknown
+  /** Tool allowlist for this run (`ACCESS_DENIED` for others). */
+  allowedTools?: string[]
+  /** May only lower the sandbox's `timeoutMs`. */
+  timeoutMs?: number
+  /** May only lower the sandbox's `maxToolCalls`. */
+  maxToolCalls?: number
+  /** Aborting ends the run with `EXECUTION_ABORTED`. */
+  signal?: AbortSignal
+}
+
+export interface Stats {
+  executionId: string
+  durationMs: number
+  toolCalls: number
+  iterations?: number
+  memoryBytes?: number
+}
+
+/** Exactly one of six shapes (`api.md` §2.4). */
+export type ExecuteResult =
+  | { status: 'ok'; result?: unknown; logs?: string[]; stats: Stats }
+  | { status: 'syntax_error'; error: SyntaxErrorInfo; stats: Stats }
+  | { status: 'illegal_access'; error: IllegalAccessErrorInfo; stats: Stats }
+  | {
+      status: 'runtime_error'
+      error: {
+        source: 'script' | 'sandbox'
+        code: ErrorCode
+        message: string
+        name?: string
+        stack?: string
+        location?: SourceLocation
+      }
+      logs?: string[]
+      stats: Stats
+    }
+  | {
+      status: 'tool_error'
+      error: { source: 'tool'; code: string; toolName: string; toolInput: unknown; message: string; details?: unknown }
+      logs?: string[]
+      stats: Stats
+    }
+  | { status: 'timeout'; error: { code: 'TIMEOUT'; message: string }; logs?: string[]; stats: Stats }
+
+/** Events delivered to `onEvent` (`api.md` §2.5). */
+export type ExecuteEvent =
+  | { type: 'tool_call_start'; executionId: string; callId: string; toolName: string; input: unknown }
+  | {
+      type: 'tool_call_end'
+      executionId: string
+      callId: string
+      toolName: string
+      input: unknown
+      status: 'ok' | 'error'
+      durationMs: number
+      error?: { code: string; message: string }
+    }
+  | { type: 'log'; executionId: string; level: string; message: string; metadata?: unknown }
+  | { type: 'notify'; executionId: string; event: string; payload: unknown }

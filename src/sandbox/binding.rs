@@ -1,1 +1,591 @@
-pub fn _x() {}
+//! The sandbox's JavaScript surface: `class Sandbox` (`api.md` §2), and `NapiHost`, the bridge's
+//! host side on Node's main thread.
+//!
+//! Each execution gets one threadsafe function over a small JS dispatcher (`host.js`): every
+//! message for the host — calls, events, the result — goes through it, so the host sees them in
+//! the order they were sent and the result after every event. The threadsafe function is released
+//! the moment the result is sent, so an idle sandbox keeps nothing alive in Node's event loop.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use napi::bindgen_prelude::{
+  FnArgs, Function, FunctionCallContext, JsObjectValue, Object, ObjectRef, ToNapiValue, Unknown,
+};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, JsValue, ValueType};
+use napi_derive::napi;
+
+use super::bridge::{CallResult, CallTarget, Event, Host, HostCall, HostFailure, Reply};
+use super::config::{ExecuteConfig, Isolation, SandboxConfig};
+use super::json::{quote, JsonWriter};
+use super::outcome::{Completed, Outcome};
+use super::pool::Pool;
+use super::shared::Shared;
+use crate::common::{args, ErrorCode, Preset};
+use crate::validator::Language;
+
+const HOST_JS: &str = include_str!("host.js");
+
+/// Options of `new Sandbox(options)`. Every field defaults to the preset's value (`api.md` §2.1).
+#[napi(object)]
+#[derive(Default)]
+pub struct SandboxOptions {
+  /// The policy the other options start from.
+  /// @default 'secure'
+  #[napi(ts_type = "Preset")]
+  pub preset: Option<String>,
+  /// Wall-clock limit from the start of a script to its result, including time awaiting the host.
+  /// @default 3500 ('secure'; 2000 'locked_down', 5000 'balanced', 30000 'experimental')
+  pub timeout_ms: Option<f64>,
+  /// QuickJS heap of one execution.
+  /// @default 33554432 (32 MiB, 'secure')
+  pub memory_limit_bytes: Option<f64>,
+  /// QuickJS stack of one execution.
+  /// @default 524288 (512 KiB, 'secure')
+  pub max_stack_bytes: Option<f64>,
+  /// Allow loop statements.
+  /// @default false ('secure', 'locked_down')
+  pub allow_loops: Option<bool>,
+  /// Loop iterations in one execution, all loops together.
+  /// @default 10000 ('balanced'), 1000000 ('experimental')
+  pub max_iterations: Option<f64>,
+  /// `callTool` and host-function calls in one execution.
+  /// @default 100 ('secure')
+  pub max_tool_calls: Option<f64>,
+  /// Host calls in flight at once (`TOO_MANY_PENDING_CALLS` beyond).
+  /// @default 20
+  pub max_concurrent_calls: Option<f64>,
+  /// Define `console` and capture it into `logs`.
+  /// @default true (false in 'locked_down')
+  pub allow_console: Option<bool>,
+  /// Console output kept per execution; later lines are dropped and counted.
+  /// @default 65536
+  pub max_console_bytes: Option<f64>,
+  /// Largest result, as JSON (`RESULT_TOO_LARGE` beyond).
+  /// @default 1048576
+  pub max_result_bytes: Option<f64>,
+  /// Largest script (refused before parsing beyond).
+  /// @default 102400
+  pub max_script_bytes: Option<f64>,
+  /// Identifiers the validator refuses as builtins; `eval` and `Function` always are.
+  /// @default ['eval', 'Function']
+  pub disabled_builtins: Option<Vec<String>>,
+  /// Identifiers the validator refuses as globals, also removed from the sandbox's global object.
+  /// @default the preset's list
+  pub disabled_globals: Option<Vec<String>>,
+  /// Where scripts run. `'process'` is not available yet and runs as `'thread'`.
+  /// @default 'thread'
+  #[napi(ts_type = "'thread' | 'process'")]
+  pub isolation: Option<String>,
+  /// Worker threads.
+  /// @default the number of CPU cores
+  pub pool_size: Option<f64>,
+  /// Executions waiting to start (`QUEUE_FULL` beyond).
+  /// @default 1000
+  pub max_queue: Option<f64>,
+  /// Longest wait to start (`QUEUE_TIMEOUT` beyond).
+  /// @default 10000
+  pub queue_timeout_ms: Option<f64>,
+}
+
+impl SandboxOptions {
+  pub fn to_config(&self) -> Result<SandboxConfig, String> {
+    let preset = match &self.preset {
+      None => Preset::default(),
+      Some(name) => Preset::parse(name).ok_or_else(|| {
+        format!("options.preset must be one of 'locked_down', 'secure', 'balanced', 'experimental' (got '{name}')")
+      })?,
+    };
+    let mut c = SandboxConfig::from_preset(preset);
+    let n = |v: Option<f64>, name: &str| args::non_negative(v, &format!("options.{name}"));
+    if let Some(v) = n(self.timeout_ms, "timeoutMs")? {
+      c.timeout_ms = v;
+    }
+    if let Some(v) = n(self.memory_limit_bytes, "memoryLimitBytes")? {
+      c.memory_limit_bytes = v;
+    }
+    if let Some(v) = n(self.max_stack_bytes, "maxStackBytes")? {
+      c.max_stack_bytes = v;
+    }
+    if let Some(v) = self.allow_loops {
+      c.policy.allow_loops = v;
+    }
+    if let Some(v) = n(self.max_iterations, "maxIterations")? {
+      c.max_iterations = Some(v);
+    }
+    if let Some(v) = n(self.max_tool_calls, "maxToolCalls")? {
+      c.max_tool_calls = v;
+    }
+    if let Some(v) = n(self.max_concurrent_calls, "maxConcurrentCalls")? {
+      c.max_concurrent_calls = v;
+    }
+    if let Some(v) = self.allow_console {
+      c.policy.allow_console = v;
+    }
+    if let Some(v) = n(self.max_console_bytes, "maxConsoleBytes")? {
+      c.max_console_bytes = v;
+    }
+    if let Some(v) = n(self.max_result_bytes, "maxResultBytes")? {
+      c.max_result_bytes = v;
+    }
+    if let Some(v) = n(self.max_script_bytes, "maxScriptBytes")? {
+      c.policy.max_script_bytes = v;
+    }
+    if let Some(v) = &self.disabled_builtins {
+      c.policy.set_disabled_builtins(v.clone());
+    }
+    if let Some(v) = &self.disabled_globals {
+      c.policy.disabled_globals = v.clone();
+    }
+    if let Some(isolation) = &self.isolation {
+      c.isolation = match isolation.as_str() {
+        "thread" => Isolation::Thread,
+        "process" => Isolation::Process,
+        other => return Err(format!("options.isolation must be 'thread' or 'process' (got '{other}')")),
+      };
+    }
+    if let Some(v) = n(self.pool_size, "poolSize")? {
+      if v == 0 || v > 256 {
+        return Err(format!("options.poolSize must be between 1 and 256 (got {v})"));
+      }
+      c.pool_size = v as usize;
+    }
+    if let Some(v) = n(self.max_queue, "maxQueue")? {
+      c.max_queue = usize::try_from(v).unwrap_or(usize::MAX);
+    }
+    if let Some(v) = n(self.queue_timeout_ms, "queueTimeoutMs")? {
+      c.queue_timeout_ms = v;
+    }
+    if c.memory_limit_bytes < 1 << 20 {
+      return Err("options.memoryLimitBytes must be at least 1048576 (1 MiB)".into());
+    }
+    if c.max_stack_bytes < 64 << 10 || c.max_stack_bytes > 8 << 20 {
+      return Err("options.maxStackBytes must be between 65536 and 8388608".into());
+    }
+    c.normalize();
+    Ok(c)
+  }
+}
+
+/// Where host answers wait: a token per call or `getTool` question, answered on the main thread.
+enum Waiting {
+  Call(Box<dyn Reply>),
+  GetTool(SyncSender<Option<String>>),
+}
+
+#[derive(Default)]
+struct Replies {
+  next: AtomicU64,
+  waiting: Mutex<HashMap<u64, Waiting>>,
+}
+
+impl Replies {
+  fn park(&self, waiting: Waiting) -> u64 {
+    let token = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+    lock(&self.waiting).insert(token, waiting);
+    token
+  }
+
+  fn take(&self, token: u64) -> Option<Waiting> {
+    lock(&self.waiting).remove(&token)
+  }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+  m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One message for the JS dispatcher: `dispatch(kind, payload, token)`.
+struct HostMsg {
+  kind: &'static str,
+  payload: String,
+  token: f64,
+}
+
+type Dispatch = ThreadsafeFunction<HostMsg, (), FnArgs<(&'static str, String, f64)>, napi::Status, false>;
+
+struct NapiHost {
+  dispatch: Mutex<Option<Dispatch>>,
+  replies: Arc<Replies>,
+}
+
+impl NapiHost {
+  fn send(&self, msg: HostMsg) -> bool {
+    match lock(&self.dispatch).as_ref() {
+      Some(tsfn) => tsfn.call(msg, ThreadsafeFunctionCallMode::NonBlocking) == napi::Status::Ok,
+      None => false,
+    }
+  }
+}
+
+impl Host for NapiHost {
+  fn call(&self, call: HostCall, reply: Box<dyn Reply>) {
+    let token = self.replies.park(Waiting::Call(reply));
+    let mut w = JsonWriter::default();
+    w.begin_object();
+    w.key("name").string(&call.name);
+    let (kind, args_key) = match call.target {
+      CallTarget::Tool => ("tool", "input"),
+      CallTarget::Function => ("fn", "args"),
+    };
+    w.key(args_key).string(&call.args_json);
+    w.key("callId").string(&call.call_id);
+    w.key("executionId").string(&call.execution_id);
+    w.end_object();
+    if !self.send(HostMsg { kind, payload: w.finish(), token: token as f64 }) {
+      if let Some(Waiting::Call(reply)) = self.replies.take(token) {
+        reply.send(CallResult::Err(HostFailure { message: "The host is gone".into(), ..Default::default() }));
+      }
+    }
+  }
+
+  fn event(&self, event: Event) {
+    self.send(HostMsg { kind: "event", payload: event_json(&event), token: 0.0 });
+  }
+
+  fn get_tool(&self, name: &str, timeout: Duration) -> Option<String> {
+    let (tx, rx) = sync_channel(1);
+    let token = self.replies.park(Waiting::GetTool(tx));
+    if !self.send(HostMsg { kind: "getTool", payload: name.to_string(), token: token as f64 }) {
+      self.replies.take(token);
+      return None;
+    }
+    let answer = rx.recv_timeout(timeout).ok().flatten();
+    self.replies.take(token);
+    answer.filter(|json| json != "null")
+  }
+
+  fn complete(&self, completed: Completed) {
+    let tsfn = lock(&self.dispatch).take();
+    if let Some(tsfn) = tsfn {
+      tsfn.call(
+        HostMsg { kind: "complete", payload: completed.to_json(), token: 0.0 },
+        ThreadsafeFunctionCallMode::NonBlocking,
+      );
+      // Dropping releases it: once the result is delivered nothing of this execution keeps Node alive.
+    }
+  }
+}
+
+fn event_json(event: &Event) -> String {
+  let mut w = JsonWriter::default();
+  w.begin_object();
+  match event {
+    Event::ToolCallStart { execution_id, call_id, tool_name, input_json } => {
+      w.key("type").string("tool_call_start");
+      w.key("executionId").string(execution_id);
+      w.key("callId").string(call_id);
+      w.key("toolName").string(tool_name);
+      w.key("input").raw(input_json);
+    }
+    Event::ToolCallEnd { execution_id, call_id, tool_name, input_json, ok, duration_ms, error } => {
+      w.key("type").string("tool_call_end");
+      w.key("executionId").string(execution_id);
+      w.key("callId").string(call_id);
+      w.key("toolName").string(tool_name);
+      w.key("input").raw(input_json);
+      w.key("status").string(if *ok { "ok" } else { "error" });
+      w.key("durationMs").number(*duration_ms);
+      if let Some((code, message)) = error {
+        w.key("error").begin_object();
+        w.key("code").string(code);
+        w.key("message").string(message);
+        w.end_object();
+      }
+    }
+    Event::Log { execution_id, level, message, metadata_json } => {
+      w.key("type").string("log");
+      w.key("executionId").string(execution_id);
+      w.key("level").string(level);
+      w.key("message").string(message);
+      if let Some(metadata) = metadata_json {
+        w.key("metadata").raw(metadata);
+      }
+    }
+    Event::Notify { execution_id, event, payload_json } => {
+      w.key("type").string("notify");
+      w.key("executionId").string(execution_id);
+      w.key("event").string(event);
+      w.key("payload").raw(payload_json);
+    }
+  }
+  w.end_object();
+  w.finish()
+}
+
+/// Reads `{ message, code?, details? }` as the host side of `host.js` describes an error.
+fn host_failure(json: &str) -> HostFailure {
+  let value: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+  HostFailure {
+    message: value.get("message").and_then(|m| m.as_str()).unwrap_or("Host error").to_string(),
+    code: value.get("code").and_then(|c| c.as_str()).map(str::to_string),
+    details_json: value.get("details").and_then(|d| d.as_str()).map(str::to_string),
+  }
+}
+
+/// A QuickJS sandbox for AgentScript plans (`api.md` §2).
+#[napi]
+pub struct Sandbox {
+  pool: Option<Pool>,
+  config: Arc<SandboxConfig>,
+  replies: Arc<Replies>,
+  create_dispatcher: ObjectRef<false>,
+  next_id: u64,
+  instance: u64,
+}
+
+static INSTANCES: AtomicU64 = AtomicU64::new(0);
+
+#[napi]
+impl Sandbox {
+  /// Creates a sandbox and its worker threads. Throws `TypeError` (`ERR_INVALID_ARG`) for invalid
+  /// options.
+  #[napi(constructor, ts_args_type = "options?: SandboxOptions")]
+  pub fn new(env: Env, options: Option<Unknown>) -> napi::Result<Self> {
+    let options: SandboxOptions = args::options_arg(&env, options.as_ref(), "options")?.unwrap_or_default();
+    let config = Arc::new(options.to_config().map_err(|m| args::invalid_arg(&env, m))?);
+    let pool = Pool::new(config.clone()).map_err(|m| napi::Error::from_reason(m))?;
+    let replies = Arc::new(Replies::default());
+    let reply_fn = {
+      let replies = replies.clone();
+      env.create_function_from_closure("reply", move |ctx: FunctionCallContext| -> napi::Result<()> {
+        let token: f64 = ctx.get(0)?;
+        let error: Option<String> = ctx.get(1)?;
+        let value: Option<String> = ctx.get(2)?;
+        match replies.take(token as u64) {
+          Some(Waiting::Call(reply)) => reply.send(match error {
+            Some(e) => CallResult::Err(host_failure(&e)),
+            None => CallResult::Ok(value),
+          }),
+          Some(Waiting::GetTool(tx)) => {
+            let _ = tx.try_send(if error.is_some() { None } else { value });
+          }
+          None => {}
+        }
+        Ok(())
+      })?
+    };
+    let factory: Function<FnArgs<(Function<(), ()>,)>, Unknown> = env.run_script(HOST_JS)?;
+    let create_dispatcher: Unknown = factory.call(FnArgs::from((reply_fn,)))?;
+    // Keep it referenced from a holder object: references to objects are what ObjectRef keeps.
+    let mut holder = Object::new(&env)?;
+    holder.set("createDispatcher", create_dispatcher)?;
+    Ok(Self {
+      pool: Some(pool),
+      config,
+      replies,
+      create_dispatcher: holder.create_ref()?,
+      next_id: 0,
+      instance: INSTANCES.fetch_add(1, Ordering::Relaxed) + 1,
+    })
+  }
+
+  /// Validates and runs `script`. Resolves to exactly one `ExecuteResult`; a script never makes it
+  /// reject. Throws `TypeError` (`ERR_INVALID_ARG`) for invalid arguments.
+  #[napi(
+    ts_args_type = "script: string, host?: ExecuteHost, options?: ExecuteOptions",
+    ts_return_type = "Promise<ExecuteResult>"
+  )]
+  pub fn execute<'env>(
+    &mut self,
+    env: &'env Env,
+    script: Unknown<'env>,
+    host: Option<Unknown<'env>>,
+    options: Option<Unknown<'env>>,
+  ) -> napi::Result<Unknown<'env>> {
+    let script = args::string_arg(env, &script, "script")?;
+    let host = host.filter(|h| !args::is_nullish(h));
+    let host_object = match &host {
+      Some(h) if h.get_type()? == ValueType::Object => Some(Object::from_raw(env.raw(), h.raw())),
+      Some(_) => return Err(args::invalid_arg(env, "host must be an object")),
+      None => None,
+    };
+    let mut exec = ExecuteConfig::new(&self.config);
+    if let Some(host) = &host_object {
+      for name in ["callTool", "getTool", "onEvent"] {
+        let value: Option<Unknown> = host.get(name)?;
+        if let Some(v) = value.filter(|v| !args::is_nullish(v)) {
+          if v.get_type()? != ValueType::Function {
+            return Err(args::invalid_arg(env, format!("host.{name} must be a function")));
+          }
+          if name == "getTool" {
+            exec.host_get_tool = true;
+          }
+        }
+      }
+      let functions: Option<Unknown> = host.get("functions")?;
+      if let Some(functions) = functions.filter(|v| !args::is_nullish(v)) {
+        if functions.get_type()? != ValueType::Object {
+          return Err(args::invalid_arg(env, "host.functions must be an object of functions"));
+        }
+        let functions = Object::from_raw(env.raw(), functions.raw());
+        for key in Object::keys(&functions)? {
+          let value: Option<Unknown> = functions.get(&key)?;
+          if !matches!(value.map(|v| v.get_type()), Some(Ok(ValueType::Function))) {
+            return Err(args::invalid_arg(env, format!("host.functions['{key}'] must be a function")));
+          }
+          let valid = !key.is_empty() && key.split('.').all(|part| is_identifier(part));
+          if !valid {
+            return Err(args::invalid_arg(
+              env,
+              format!("host.functions key '{key}' must be an identifier or a dotted path"),
+            ));
+          }
+          exec.functions.push(key);
+        }
+      }
+    }
+
+    let mut signal: Option<Object> = None;
+    if let Some(options) = options.filter(|o| !args::is_nullish(o)) {
+      if options.get_type()? != ValueType::Object {
+        return Err(args::invalid_arg(env, "options must be an object"));
+      }
+      let options = Object::from_raw(env.raw(), options.raw());
+      if let Some(language) = options.get::<Unknown>("language")?.filter(|v| !args::is_nullish(v)) {
+        let language = args::string_arg(env, &language, "options.language")?;
+        exec.language = Language::parse(&language).ok_or_else(|| {
+          args::invalid_arg(env, format!("options.language must be 'javascript' or 'typescript' (got '{language}')"))
+        })?;
+      }
+      if let Some(context) = options.get::<Unknown>("context")?.filter(|v| !args::is_nullish(v)) {
+        if context.get_type()? != ValueType::Object {
+          return Err(args::invalid_arg(env, "options.context must be an object"));
+        }
+        exec.context_json = json_of(env, context, "options.context")?.unwrap_or_else(|| "{}".into());
+      }
+      if let Some(input) = options.get::<Unknown>("input")? {
+        if input.get_type()? != ValueType::Undefined {
+          exec.input_json = json_of(env, input, "options.input")?;
+        }
+      }
+      if let Some(allowed) = options.get::<Unknown>("allowedTools")?.filter(|v| !args::is_nullish(v)) {
+        let list: Vec<String> = args::options_arg(env, Some(&allowed), "options.allowedTools")?.unwrap_or_default();
+        exec.allowed_tools = Some(list);
+      }
+      if let Some(v) = options.get::<Unknown>("timeoutMs")?.filter(|v| !args::is_nullish(v)) {
+        let ms = number_arg(env, &v, "options.timeoutMs")?;
+        exec.timeout = exec.timeout.min(Duration::from_millis(ms));
+      }
+      if let Some(v) = options.get::<Unknown>("maxToolCalls")?.filter(|v| !args::is_nullish(v)) {
+        exec.max_tool_calls = exec.max_tool_calls.min(number_arg(env, &v, "options.maxToolCalls")?);
+      }
+      if let Some(s) = options.get::<Unknown>("signal")?.filter(|v| !args::is_nullish(v)) {
+        let is_signal = s.get_type()? == ValueType::Object && {
+          let o = Object::from_raw(env.raw(), s.raw());
+          matches!(o.get::<Unknown>("addEventListener")?.map(|f| f.get_type()), Some(Ok(ValueType::Function)))
+        };
+        if !is_signal {
+          return Err(args::invalid_arg(env, "options.signal must be an AbortSignal"));
+        }
+        signal = Some(Object::from_raw(env.raw(), s.raw()));
+      }
+    }
+
+    self.next_id += 1;
+    let id = format!("exec-{}-{}", self.instance, self.next_id);
+    let pool = self.pool.as_ref().filter(|p| !p.is_disposed());
+
+    // The per-execution dispatcher (and the promise the caller gets) from host.js.
+    let shared_slot: Arc<Mutex<Option<Arc<Shared>>>> = Arc::new(Mutex::new(None));
+    let abort_fn = {
+      let slot = shared_slot.clone();
+      let aborter = pool.map(Pool::aborter);
+      env.create_function_from_closure("abort", move |_ctx: FunctionCallContext| -> napi::Result<()> {
+        if let (Some(shared), Some(aborter)) = (lock(&slot).clone(), aborter.as_ref()) {
+          aborter.abort(&shared);
+        }
+        Ok(())
+      })?
+    };
+    let holder = self.create_dispatcher.get_value(env)?;
+    let create: Function<FnArgs<(Unknown, Unknown, Function<(), ()>)>, Unknown> =
+      holder.get("createDispatcher")?.ok_or_else(|| napi::Error::from_reason("dispatcher factory missing"))?;
+    let host_value: Unknown = match &host_object {
+      Some(h) => h.to_unknown(),
+      None => Object::new(env)?.to_unknown(),
+    };
+    let signal_value: Unknown = match &signal {
+      Some(s) => s.to_unknown(),
+      None => ().into_unknown(env)?,
+    };
+    let pair: Object = create.call(FnArgs::from((host_value, signal_value, abort_fn)))?.coerce_to_object()?;
+    let promise: Unknown = pair.get_element(0)?;
+    let dispatch: Function<FnArgs<(&'static str, String, f64)>, ()> = pair.get_element(1)?;
+    let tsfn: Dispatch = dispatch.build_threadsafe_function::<HostMsg>().build_callback(
+      |ctx: napi::threadsafe_function::ThreadsafeCallContext<HostMsg>| {
+        Ok(FnArgs::from((ctx.value.kind, ctx.value.payload, ctx.value.token)))
+      },
+    )?;
+    let napi_host = Arc::new(NapiHost { dispatch: Mutex::new(Some(tsfn)), replies: self.replies.clone() });
+    let shared = Arc::new(Shared::new(id, napi_host, exec.timeout));
+    *lock(&shared_slot) = Some(shared.clone());
+
+    let aborted_already = match &signal {
+      Some(s) => s.get::<bool>("aborted")?.unwrap_or(false),
+      None => false,
+    };
+    match pool {
+      None => {
+        shared.complete_from_outside(Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox has been disposed"));
+      }
+      Some(_) if aborted_already => {
+        shared.request_stop(super::shared::Stop::Aborted);
+        shared.complete_from_outside(Outcome::sandbox(
+          ErrorCode::ExecutionAborted,
+          "Execution was aborted by its AbortSignal",
+        ));
+      }
+      Some(pool) => pool.submit(script, exec, shared),
+    }
+    Ok(promise)
+  }
+
+  /// Ends every queued and running execution with `POOL_DISPOSED` and stops the worker threads.
+  #[napi(ts_return_type = "Promise<void>")]
+  pub fn dispose<'env>(&mut self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+    if let Some(mut pool) = self.pool.take() {
+      let threads = pool.dispose();
+      // Joining waits for threads to finish what they are doing; never on Node's thread.
+      std::thread::spawn(move || threads.into_iter().for_each(|t| drop(t.join())));
+    }
+    env.run_script::<_, Unknown>("Promise.resolve()")
+  }
+}
+
+fn is_identifier(s: &str) -> bool {
+  let mut chars = s.chars();
+  chars.next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+    && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+}
+
+fn number_arg(env: &Env, value: &Unknown<'_>, name: &str) -> napi::Result<u64> {
+  if value.get_type()? != ValueType::Number {
+    return Err(args::invalid_arg(env, format!("{name} must be a number")));
+  }
+  // SAFETY: `value` is a live number handle of this call's scope.
+  let n = unsafe { <f64 as napi::bindgen_prelude::FromNapiValue>::from_napi_value(env.raw(), value.raw()) }?;
+  args::non_negative(Some(n), name).map_err(|m| args::invalid_arg(env, m)).map(|v| v.unwrap_or(0))
+}
+
+/// `JSON.stringify(value)` in Node, as a caller-argument check.
+fn json_of(env: &Env, value: Unknown<'_>, name: &str) -> napi::Result<Option<String>> {
+  let json: Object = env.get_global()?.get_named_property("JSON")?;
+  let stringify: Function<Unknown, Option<String>> = json.get_named_property("stringify")?;
+  match stringify.call(value) {
+    Ok(s) => Ok(s),
+    Err(e) => {
+      // The pending exception (e.g. a cycle) becomes the caller's TypeError.
+      Err(args::invalid_arg(env, format!("{name} must be JSON-serializable: {}", e.reason)))
+    }
+  }
+}
+
+#[allow(dead_code)]
+fn quoted(s: &str) -> String {
+  quote(s)
+}

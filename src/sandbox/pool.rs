@@ -134,11 +134,9 @@ impl Pool {
     }
   }
 
-  /// Stops one execution (its `AbortSignal` fired).
-  pub fn abort(&self, shared: &Arc<Shared>) {
-    if shared.request_stop(Stop::Aborted) {
-      stop_execution(&self.inner, shared);
-    }
+  /// A handle that stops executions of this pool (their `AbortSignal` fired), from any thread.
+  pub fn aborter(&self) -> Aborter {
+    Aborter(Arc::downgrade(&self.inner))
   }
 
   /// Ends every queued and running execution with `POOL_DISPOSED` and stops the threads.
@@ -172,6 +170,22 @@ impl Pool {
 
   pub fn is_disposed(&self) -> bool {
     self.inner.disposed.load(Ordering::Acquire)
+  }
+}
+
+/// Stops single executions; does not keep the pool alive.
+#[derive(Clone)]
+pub struct Aborter(Weak<Inner>);
+
+impl Aborter {
+  pub fn abort(&self, shared: &Arc<Shared>) {
+    if !shared.request_stop(Stop::Aborted) {
+      return;
+    }
+    match self.0.upgrade() {
+      Some(inner) => stop_execution(&inner, shared),
+      None => report_stop(shared),
+    }
   }
 }
 

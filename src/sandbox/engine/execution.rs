@@ -22,6 +22,7 @@ use rquickjs::{qjs, Context, Ctx, Exception, Function, Object, Persistent, Promi
 
 use super::compile::{self, CompileError};
 use super::errors;
+use super::memory::{Budget, LimitedAllocator};
 use super::serialize::{self, SerializeError};
 use super::strings::js_string_lossy;
 use super::Engine;
@@ -113,6 +114,7 @@ pub struct Execution {
   mapping: SourceMapping,
   started: Instant,
   memory_limit: usize,
+  budget: Rc<Budget>,
 }
 
 impl Drop for Execution {
@@ -170,9 +172,10 @@ impl Execution {
       logs: Vec::new(),
       stats: stats(started),
     };
-    let runtime = Runtime::new().map_err(|e| fail(format!("Could not create a QuickJS runtime: {e}")))?;
     let memory_limit = usize::try_from(sandbox.memory_limit_bytes).unwrap_or(usize::MAX);
-    runtime.set_memory_limit(memory_limit);
+    let budget = Budget::new(memory_limit);
+    let runtime = Runtime::new_with_alloc(LimitedAllocator::new(budget.clone()))
+      .map_err(|e| fail(format!("Could not create a QuickJS runtime: {e}")))?;
     runtime.set_max_stack_size(usize::try_from(sandbox.max_stack_bytes).unwrap_or(usize::MAX));
     let deadline = started + exec.timeout;
     let iteration_exceeded = Rc::new(Cell::new(false));
@@ -207,7 +210,7 @@ impl Execution {
     }));
 
     let mut execution =
-      Execution { state, promise: None, is_tool_error: None, context, runtime, mapping, started, memory_limit };
+      Execution { state, promise: None, is_tool_error: None, context, runtime, mapping, started, memory_limit, budget };
 
     let setup = execution.context.with(
       |ctx| -> rquickjs::Result<(Persistent<Function<'static>>, Persistent<Promise<'static>>)> {
@@ -360,13 +363,19 @@ impl Execution {
         duration_ms: self.started.elapsed().as_secs_f64() * 1000.0,
         tool_calls: state.tool_calls,
         iterations: counting.then(|| state.iterations.get()),
-        memory_bytes: Some(self.runtime.memory_usage().memory_used_size as u64),
+        memory_bytes: Some(self.budget.used() as u64),
       },
     }
   }
 
   /// A limit of the sandbox (not the script) ended the run, whatever the script did after.
   fn limit_outcome(&self) -> Option<Outcome> {
+    if self.budget.exhausted() || self.state.borrow().out_of_memory_hint {
+      return Some(Outcome::sandbox(
+        ErrorCode::MemoryLimitExceeded,
+        format!("Script exceeded the memory limit of {} bytes (memoryLimitBytes)", self.memory_limit),
+      ));
+    }
     let state = self.state.borrow();
     if state.iteration_exceeded.get() {
       let limit = state.sandbox.max_iterations.unwrap_or_default();
@@ -383,7 +392,7 @@ impl Execution {
       return self.completed(outcome);
     }
     self.note_memory();
-    self.runtime.set_memory_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
+    self.budget.set_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
     self.state.borrow_mut().serializing = true;
     let limit = self.state.borrow().sandbox.max_result_bytes;
     let promise = self.promise.clone();
@@ -433,15 +442,14 @@ impl Execution {
     self.completed(outcome)
   }
 
-  /// Notes whether the heap is at its limit (the runtime cannot be asked from inside `with`).
+  /// Notes whether an allocation was refused (the budget is read outside `with`).
   fn note_memory(&mut self) {
-    let used = self.runtime.memory_usage().memory_used_size as usize;
-    self.state.borrow_mut().out_of_memory_hint = used.saturating_add(64 << 10) >= self.memory_limit;
+    self.state.borrow_mut().out_of_memory_hint = self.budget.exhausted();
   }
 
   fn finish_rejected(&mut self) -> Completed {
     self.note_memory();
-    self.runtime.set_memory_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
+    self.budget.set_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
     let promise = self.promise.clone();
     let outcome = self.context.with(|ctx| {
       let reason = promise.and_then(|p| p.restore(&ctx).ok()).map(|p| {
@@ -463,7 +471,7 @@ impl Execution {
       return self.completed(outcome);
     }
     self.note_memory();
-    self.runtime.set_memory_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
+    self.budget.set_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
     let outcome = self.context.with(|ctx| {
       let thrown = ctx.catch();
       self.classify(&ctx, thrown)
@@ -478,7 +486,7 @@ impl Execution {
     }
     let (name, message) = error_name_and_message(thrown);
     let _ = ctx;
-    if message == "out of memory" || (thrown.is_null() && self.state.borrow().out_of_memory_hint) {
+    if self.state.borrow().out_of_memory_hint {
       return Some(Outcome::sandbox(
         ErrorCode::MemoryLimitExceeded,
         format!("Script exceeded the memory limit of {} bytes (memoryLimitBytes)", self.memory_limit),

@@ -13,6 +13,7 @@
 pub mod compile;
 pub mod errors;
 pub mod execution;
+pub mod memory;
 pub mod serialize;
 pub mod strings;
 

@@ -1,0 +1,116 @@
+// The host side of the bridge, on Node's main thread. Compiled once per Sandbox.
+//
+// Rust hands it messages as strings (through one threadsafe function per execution, so their
+// order is kept) and it runs the host's own functions: whatever they return — a value, a promise,
+// a throw, a rejection — comes back to Rust as JSON through `reply(token, errorJson, valueJson)`.
+// It never blocks on the host's promises.
+(function (reply) {
+  'use strict';
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  const apply = Reflect.apply;
+
+  function describe(e) {
+    let message = 'Host error';
+    let code;
+    let details;
+    try {
+      if (e !== null && typeof e === 'object') {
+        message = String(e.message);
+        if (typeof e.code === 'string') code = e.code;
+        if (e.details !== undefined) details = stringify(e.details);
+      } else {
+        message = String(e);
+      }
+    } catch (_) {}
+    return stringify({ message, code, details });
+  }
+
+  function invoke(fn, self, args, token) {
+    let settled = false;
+    const ok = (value) => {
+      if (settled) return;
+      settled = true;
+      let json;
+      try {
+        json = stringify(value);
+      } catch (e) {
+        reply(token, describe(e), undefined);
+        return;
+      }
+      reply(token, undefined, json);
+    };
+    const fail = (e) => {
+      if (settled) return;
+      settled = true;
+      reply(token, describe(e), undefined);
+    };
+    try {
+      const result = apply(fn, self, args);
+      if (result !== null && (typeof result === 'object' || typeof result === 'function') && typeof result.then === 'function') {
+        result.then(ok, fail);
+      } else {
+        ok(result);
+      }
+    } catch (e) {
+      fail(e);
+    }
+  }
+
+  return function createDispatcher(host, signal, abort) {
+    let resolve;
+    const promise = new Promise((r) => {
+      resolve = r;
+    });
+    const onAbort = () => abort();
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+
+    function dispatch(kind, payload, token) {
+      switch (kind) {
+        case 'tool': {
+          const m = parse(payload);
+          if (typeof host.callTool !== 'function') {
+            reply(token, stringify({ message: 'The host has no callTool function' }), undefined);
+            return;
+          }
+          invoke(host.callTool, host, [m.name, parse(m.input), { callId: m.callId, executionId: m.executionId }], token);
+          return;
+        }
+        case 'fn': {
+          const m = parse(payload);
+          const functions = host.functions;
+          const fn = functions !== null && typeof functions === 'object' ? functions[m.name] : undefined;
+          if (typeof fn !== 'function') {
+            reply(token, stringify({ message: `The host has no function '${m.name}'` }), undefined);
+            return;
+          }
+          invoke(fn, functions, parse(m.args), token);
+          return;
+        }
+        case 'getTool': {
+          if (typeof host.getTool !== 'function') {
+            reply(token, undefined, undefined);
+            return;
+          }
+          invoke(host.getTool, host, [payload], token);
+          return;
+        }
+        case 'event': {
+          if (typeof host.onEvent !== 'function') return;
+          try {
+            host.onEvent(parse(payload));
+          } catch (_) {
+            // A throwing onEvent never breaks the execution.
+          }
+          return;
+        }
+        case 'complete': {
+          if (signal) signal.removeEventListener('abort', onAbort);
+          resolve(parse(payload));
+          return;
+        }
+      }
+    }
+    return [promise, dispatch];
+  };
+});
