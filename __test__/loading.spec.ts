@@ -42,3 +42,19 @@ describe('loading', () => {
     }
   })
 })
+
+describe('idle keeps nothing alive', () => {
+  it('a script that runs an execution and returns lets Node exit on its own', async () => {
+    const { spawnSync } = await import('node:child_process')
+    const script = `
+      const { Sandbox } = require(${JSON.stringify(root)});
+      const sb = new Sandbox();
+      sb.execute("return await callTool('t', { a: 1 })", { callTool: async (n, i) => i }).then((r) => console.log(JSON.stringify(r.result)));
+    `
+    const started = Date.now()
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 })
+    expect(child.status).toBe(0)
+    expect(child.stdout.trim()).toBe('{"a":1}')
+    expect(Date.now() - started).toBeLessThan(15_000)
+  })
+})

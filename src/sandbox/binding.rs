@@ -21,7 +21,7 @@ use napi_derive::napi;
 
 use super::bridge::{CallResult, CallTarget, Event, Host, HostCall, HostFailure, Reply};
 use super::config::{ExecuteConfig, Isolation, SandboxConfig};
-use super::json::{quote, JsonWriter};
+use super::json::JsonWriter;
 use super::outcome::{Completed, Outcome};
 use super::pool::Pool;
 use super::shared::Shared;
@@ -206,6 +206,10 @@ struct HostMsg {
   token: f64,
 }
 
+/// `createDispatcher(host, signal, abort)` from host.js.
+type DispatcherFactory<'env> =
+  Function<'env, FnArgs<(Unknown<'env>, Unknown<'env>, Function<'env, (), ()>)>, Unknown<'env>>;
+
 type Dispatch = ThreadsafeFunction<HostMsg, (), FnArgs<(&'static str, String, f64)>, napi::Status, false>;
 
 struct NapiHost {
@@ -348,7 +352,7 @@ impl Sandbox {
   pub fn new(env: Env, options: Option<Unknown>) -> napi::Result<Self> {
     let options: SandboxOptions = args::options_arg(&env, options.as_ref(), "options")?.unwrap_or_default();
     let config = Arc::new(options.to_config().map_err(|m| args::invalid_arg(&env, m))?);
-    let pool = Pool::new(config.clone()).map_err(|m| napi::Error::from_reason(m))?;
+    let pool = Pool::new(config.clone()).map_err(napi::Error::from_reason)?;
     let replies = Arc::new(Replies::default());
     let reply_fn = {
       let replies = replies.clone();
@@ -428,7 +432,7 @@ impl Sandbox {
           if !matches!(value.map(|v| v.get_type()), Some(Ok(ValueType::Function))) {
             return Err(args::invalid_arg(env, format!("host.functions['{key}'] must be a function")));
           }
-          let valid = !key.is_empty() && key.split('.').all(|part| is_identifier(part));
+          let valid = !key.is_empty() && key.split('.').all(is_identifier);
           if !valid {
             return Err(args::invalid_arg(
               env,
@@ -503,7 +507,7 @@ impl Sandbox {
       })?
     };
     let holder = self.create_dispatcher.get_value(env)?;
-    let create: Function<FnArgs<(Unknown, Unknown, Function<(), ()>)>, Unknown> =
+    let create: DispatcherFactory =
       holder.get("createDispatcher")?.ok_or_else(|| napi::Error::from_reason("dispatcher factory missing"))?;
     let host_value: Unknown = match &host_object {
       Some(h) => h.to_unknown(),
@@ -583,9 +587,4 @@ fn json_of(env: &Env, value: Unknown<'_>, name: &str) -> napi::Result<Option<Str
       Err(args::invalid_arg(env, format!("{name} must be JSON-serializable: {}", e.reason)))
     }
   }
-}
-
-#[allow(dead_code)]
-fn quoted(s: &str) -> String {
-  quote(s)
 }

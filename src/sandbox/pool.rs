@@ -288,7 +288,7 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
             finish(&shared, completed, &me);
             drop(execution);
           }
-          Ok(Err(completed)) => finish(&shared, completed, &me),
+          Ok(Err(completed)) => finish(&shared, *completed, &me),
           Err(_) => {
             shared.complete_from_outside(crashed());
             if let Some(w) = me.upgrade() {

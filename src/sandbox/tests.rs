@@ -179,8 +179,7 @@ fn call_checks_run_in_order() {
     Some(vec!["known".into()]),
   );
   assert_eq!(ok_json(&unknown.completed), r#"["TOOL_NOT_FOUND","known",null]"#);
-  let mut limited = SandboxConfig::default();
-  limited.max_tool_calls = 2;
+  let limited = SandboxConfig { max_tool_calls: 2, ..SandboxConfig::default() };
   let over = run_with(
     "await callTool('a'); await callTool('a'); const r = await callTool('a', {}, { throwOnError: false }); return r.error.code",
     limited,

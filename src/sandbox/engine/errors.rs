@@ -10,7 +10,7 @@ pub const SCRIPT_FILE: &str = "script.js";
 /// The first `script.js:L:C` position in a QuickJS stack, mapped to the user's script when a
 /// mapping is given.
 pub fn first_frame(stack: &str, mapping: Option<&SourceMapping>) -> Option<(u32, u32)> {
-  stack.lines().find_map(|line| parse_frame(line)).map(|(line, column)| match mapping {
+  stack.lines().find_map(parse_frame).map(|(line, column)| match mapping {
     Some(m) => {
       let l = m.to_user(line, column);
       (l.line, l.column)

@@ -51,6 +51,7 @@ type ScriptIntrinsics = (
 const REPORTING_HEADROOM: usize = 4 << 20;
 
 /// What `start` / `resume` / `pump` leave behind.
+#[allow(clippy::large_enum_variant)] // short-lived, returned once per step
 pub enum Step {
   Done(Completed),
   Parked,
@@ -136,7 +137,12 @@ pub struct Job {
 
 impl Execution {
   /// Validates, prepares and starts a script; it either finishes at once or parks.
-  pub fn start<S: ReplySink>(engine: &mut Engine, job: Job, key: u64, sink: S) -> Result<(Execution, Step), Completed> {
+  pub fn start<S: ReplySink>(
+    engine: &mut Engine,
+    job: Job,
+    key: u64,
+    sink: S,
+  ) -> Result<(Execution, Step), Box<Completed>> {
     let started = Instant::now();
     let Job { script, sandbox, exec, shared } = job;
     let stats = |started: Instant| Stats {
@@ -148,10 +154,8 @@ impl Execution {
     policy.language = exec.language;
     let prepared =
       validator::prepare(&script, &policy, PrepareOptions { count_iterations: sandbox.max_iterations.is_some() })
-        .map_err(|rejection| Completed {
-          outcome: Outcome::Rejected(rejection),
-          logs: Vec::new(),
-          stats: stats(started),
+        .map_err(|rejection| {
+          Box::new(Completed { outcome: Outcome::Rejected(rejection), logs: Vec::new(), stats: stats(started) })
         })?;
     let mapping = prepared.source.mapping.clone();
     let bytecode = engine.compile_script(&prepared.source.code).map_err(|e: CompileError| {
@@ -167,10 +171,12 @@ impl Execution {
       }
     })?;
 
-    let fail = |message: String| Completed {
-      outcome: Outcome::sandbox(ErrorCode::ExecutionError, message),
-      logs: Vec::new(),
-      stats: stats(started),
+    let fail = |message: String| {
+      Box::new(Completed {
+        outcome: Outcome::sandbox(ErrorCode::ExecutionError, message),
+        logs: Vec::new(),
+        stats: stats(started),
+      })
     };
     let memory_limit = usize::try_from(sandbox.memory_limit_bytes).unwrap_or(usize::MAX);
     let budget = Budget::new(memory_limit);
@@ -229,7 +235,7 @@ impl Execution {
       }
       Err(_) => {
         let completed = execution.finish_with_exception();
-        return Err(completed);
+        return Err(Box::new(completed));
       }
     }
     let step = execution.pump();
