@@ -255,7 +255,11 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
     }
   };
 
-  while let Ok(msg) = receiver.recv() {
+  loop {
+    // With executions awaiting the host, the answer is usually microseconds away: spin briefly
+    // before sleeping, because waking a sleeping thread costs far more than the host call.
+    let msg = if executions.is_empty() { receiver.recv().ok() } else { receive_soon(&receiver) };
+    let Some(msg) = msg else { break };
     let Some(pool) = inner.upgrade() else { break };
     let busy = |deadline: Instant| {
       if let Some(w) = me.upgrade() {
@@ -335,6 +339,25 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
       shared.request_stop(Stop::Disposed);
       let completed = execution.stopped();
       shared.complete(completed);
+    }
+  }
+}
+
+/// How long an idle worker with parked executions polls before it blocks.
+const SPIN: Duration = Duration::from_micros(200);
+
+fn receive_soon(receiver: &Receiver<WorkerMsg>) -> Option<WorkerMsg> {
+  let start = Instant::now();
+  loop {
+    match receiver.try_recv() {
+      Ok(msg) => return Some(msg),
+      Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
+      Err(std::sync::mpsc::TryRecvError::Empty) => {
+        if start.elapsed() > SPIN {
+          return receiver.recv().ok();
+        }
+        std::thread::yield_now();
+      }
     }
   }
 }
