@@ -38,7 +38,11 @@ fn main() {
   let host = Arc::new(Echo(Mutex::new(tx)));
   for (label, script, n) in [
     ("trivial", "return 1 + 1", 2000),
-    ("1000 calls", "let s = 0; for (let i = 0; i < 1000; i++) { const r = await callTool('add', { i }); s += r.i } return s", 20),
+    (
+      "1000 calls",
+      "let s = 0; for (let i = 0; i < 1000; i++) { const r = await callTool('add', { i }); s += r.i } return s",
+      20,
+    ),
   ] {
     let mut samples = Vec::new();
     for _ in 0..n {

@@ -68,6 +68,8 @@ struct Inner {
   workers: Mutex<Vec<Arc<Worker>>>,
   /// Executions submitted and not yet started.
   queued: AtomicUsize,
+  /// Round-robin start for picking a worker.
+  cursor: AtomicUsize,
   disposed: AtomicBool,
   watchdog: Watchdog,
 }
@@ -85,6 +87,7 @@ impl Pool {
       epoch: Instant::now(),
       workers: Mutex::new(Vec::new()),
       queued: AtomicUsize::new(0),
+      cursor: AtomicUsize::new(0),
       disposed: AtomicBool::new(false),
       watchdog: Watchdog::default(),
     });
@@ -200,9 +203,17 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
   m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The worker with the fewest live executions; ties go round-robin, so that back-to-back
+/// executions alternate and each worker prepares its next context while the other runs.
 fn least_loaded(inner: &Inner) -> Option<Arc<Worker>> {
-  lock(&inner.workers)
-    .iter()
+  let workers = lock(&inner.workers);
+  let n = workers.len();
+  if n == 0 {
+    return None;
+  }
+  let start = inner.cursor.fetch_add(1, Ordering::Relaxed);
+  (0..n)
+    .map(|i| &workers[(start + i) % n])
     .filter(|w| !w.retired.load(Ordering::Acquire))
     .min_by_key(|w| w.load.load(Ordering::Acquire))
     .cloned()
@@ -255,10 +266,29 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
     }
   };
 
+  let config = match inner.upgrade() {
+    Some(pool) => pool.config.clone(),
+    None => return,
+  };
   loop {
-    // With executions awaiting the host, the answer is usually microseconds away: spin briefly
-    // before sleeping, because waking a sleeping thread costs far more than the host call.
-    let msg = if executions.is_empty() { receiver.recv().ok() } else { receive_soon(&receiver) };
+    let msg = match receiver.try_recv() {
+      Ok(msg) => Some(msg),
+      Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
+      Err(std::sync::mpsc::TryRecvError::Empty) => {
+        // Idle: prepare the next execution's context first, off every execution's clock.
+        if !engine.has_spare() {
+          let _ = catch_unwind(AssertUnwindSafe(|| engine.prepare_spare(&config)));
+          continue;
+        }
+        // With executions awaiting the host, the answer is usually microseconds away: spin
+        // briefly before sleeping, because waking a sleeping thread costs more than the call.
+        if executions.is_empty() {
+          receiver.recv().ok()
+        } else {
+          receive_soon(&receiver)
+        }
+      }
+    };
     let Some(msg) = msg else { break };
     let Some(pool) = inner.upgrade() else { break };
     let busy = |deadline: Instant| {

@@ -17,8 +17,18 @@ pub struct CompileError {
   pub column: Option<u32>,
 }
 
-/// Compiles `source` as a global script named `filename` into bytecode.
-pub fn compile(ctx: &Ctx<'_>, source: &str, filename: &str) -> Result<Vec<u8>, CompileError> {
+/// What compiled bytecode keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+  /// Line and column tables (user scripts: errors point into them).
+  Positions,
+  /// Nothing but the code (the prelude: smaller, faster to load).
+  CodeOnly,
+}
+
+/// Compiles `source` as a global script named `filename` into bytecode. Function source text is
+/// never kept: `fn.toString()` cannot echo the script back.
+pub fn compile(ctx: &Ctx<'_>, source: &str, filename: &str, keep: Keep) -> Result<Vec<u8>, CompileError> {
   let source = CString::new(source).map_err(|_| CompileError {
     message: "Script contains a NUL character".into(),
     line: None,
@@ -47,7 +57,11 @@ pub fn compile(ctx: &Ctx<'_>, source: &str, filename: &str) -> Result<Vec<u8>, C
   let mut size: qjs::size_t = 0;
   // SAFETY: `function` is a live compiled function of this context; JS_WriteObject returns a
   // buffer owned by the context's allocator (or null), freed with js_free below.
-  let buffer = unsafe { qjs::JS_WriteObject(raw, &mut size, function.as_raw(), qjs::JS_WRITE_OBJ_BYTECODE as i32) };
+  let mut flags = qjs::JS_WRITE_OBJ_BYTECODE | qjs::JS_WRITE_OBJ_STRIP_SOURCE;
+  if keep == Keep::CodeOnly {
+    flags |= qjs::JS_WRITE_OBJ_STRIP_DEBUG;
+  }
+  let buffer = unsafe { qjs::JS_WriteObject(raw, &mut size, function.as_raw(), flags as i32) };
   if buffer.is_null() {
     let _ = ctx.catch();
     return Err(CompileError { message: "Could not serialize the compiled script".into(), line: None, column: None });

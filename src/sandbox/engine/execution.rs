@@ -18,12 +18,12 @@ use std::time::Instant;
 use rquickjs::context::intrinsic;
 use rquickjs::function::Opt;
 use rquickjs::promise::PromiseState;
-use rquickjs::{qjs, Context, Ctx, Exception, Function, Object, Persistent, Promise, Runtime, Value};
+use rquickjs::{qjs, Ctx, Exception, Function, Object, Persistent, Promise, Value};
 
 use super::compile::{self, CompileError};
 use super::errors;
-use super::memory::{Budget, LimitedAllocator};
 use super::serialize::{self, SerializeError};
+use super::spare::Spare;
 use super::strings::js_string_lossy;
 use super::Engine;
 use crate::common::ErrorCode;
@@ -34,7 +34,7 @@ use crate::sandbox::shared::{Shared, Stop};
 use crate::validator::{self, Location, PrepareOptions, Rejection, SourceMapping};
 
 /// The intrinsics scripts get: everything but `Eval`, so no string can become code.
-type ScriptIntrinsics = (
+pub(crate) type ScriptIntrinsics = (
   intrinsic::Date,
   intrinsic::RegExpCompiler,
   intrinsic::RegExp,
@@ -84,7 +84,7 @@ struct PendingCall {
 }
 
 /// What the native functions installed in the context share with the execution.
-struct State {
+pub(crate) struct State {
   id: String,
   shared: Arc<Shared>,
   sandbox: Arc<SandboxConfig>,
@@ -106,16 +106,13 @@ struct State {
 }
 
 pub struct Execution {
-  // Field order is drop order: JS handles, then the context, then the runtime.
+  // Field order is drop order: JS handles first; the spare holds the context and the runtime.
   state: Rc<RefCell<State>>,
   promise: Option<Persistent<Promise<'static>>>,
-  is_tool_error: Option<Persistent<Function<'static>>>,
-  context: Context,
-  runtime: Runtime,
+  spare: Spare,
   mapping: SourceMapping,
   started: Instant,
   memory_limit: usize,
-  budget: Rc<Budget>,
 }
 
 impl Drop for Execution {
@@ -123,7 +120,8 @@ impl Drop for Execution {
     // Persistent handles first: none may outlive the runtime.
     self.state.borrow_mut().pending.clear();
     self.promise = None;
-    self.is_tool_error = None;
+    // Break the cycle native functions -> slot -> state.
+    self.spare.slot.borrow_mut().take();
   }
 }
 
@@ -171,29 +169,23 @@ impl Execution {
       }
     })?;
 
-    let fail = |message: String| {
+    let spare = engine.take_spare(&sandbox).map_err(|message| {
       Box::new(Completed {
-        outcome: Outcome::sandbox(ErrorCode::ExecutionError, message),
+        outcome: Outcome::sandbox(ErrorCode::WorkerStartupFailed, message),
         logs: Vec::new(),
         stats: stats(started),
       })
-    };
+    })?;
     let memory_limit = usize::try_from(sandbox.memory_limit_bytes).unwrap_or(usize::MAX);
-    let budget = Budget::new(memory_limit);
-    let runtime = Runtime::new_with_alloc(LimitedAllocator::new(budget.clone()))
-      .map_err(|e| fail(format!("Could not create a QuickJS runtime: {e}")))?;
-    runtime.set_max_stack_size(usize::try_from(sandbox.max_stack_bytes).unwrap_or(usize::MAX));
     let deadline = started + exec.timeout;
     let iteration_exceeded = Rc::new(Cell::new(false));
     {
       let shared = shared.clone();
       let exceeded = iteration_exceeded.clone();
-      runtime.set_interrupt_handler(Some(Box::new(move || {
+      spare.runtime.set_interrupt_handler(Some(Box::new(move || {
         exceeded.get() || shared.stop() != Stop::Running || Instant::now() >= deadline
       })));
     }
-    let context = Context::custom::<ScriptIntrinsics>(&runtime)
-      .map_err(|e| fail(format!("Could not create a QuickJS context: {e}")))?;
 
     let state = Rc::new(RefCell::new(State {
       id: shared.id.clone(),
@@ -215,22 +207,21 @@ impl Execution {
       out_of_memory_hint: false,
     }));
 
-    let mut execution =
-      Execution { state, promise: None, is_tool_error: None, context, runtime, mapping, started, memory_limit, budget };
+    *spare.slot.borrow_mut() = Some(state.clone());
+    let mut execution = Execution { state, promise: None, spare, mapping, started, memory_limit };
 
-    let setup = execution.context.with(
-      |ctx| -> rquickjs::Result<(Persistent<Function<'static>>, Persistent<Promise<'static>>)> {
-        let is_tool_error = install_globals(&ctx, &engine.prelude, &execution.state)?;
-        let tick = make_tick(&ctx, &execution.state)?;
-        let outer: Function = compile::run(&ctx, &bytecode)?.get()?;
-        let inner: Function = outer.call((tick,))?;
-        let promise: Promise = inner.call(())?;
-        Ok((Persistent::save(&ctx, is_tool_error), Persistent::save(&ctx, promise)))
-      },
-    );
+    let configure_fn = execution.spare.configure.clone();
+    let setup = execution.spare.context.with(|ctx| -> rquickjs::Result<Persistent<Promise<'static>>> {
+      let configure_fn = configure_fn.ok_or(rquickjs::Error::Unknown)?.restore(&ctx)?;
+      configure(&ctx, &configure_fn, &execution.state)?;
+      let tick = make_tick(&ctx, &execution.state)?;
+      let outer: Function = compile::run(&ctx, &bytecode)?.get()?;
+      let inner: Function = outer.call((tick,))?;
+      let promise: Promise = inner.call(())?;
+      Ok(Persistent::save(&ctx, promise))
+    });
     match setup {
-      Ok((is_tool_error, promise)) => {
-        execution.is_tool_error = Some(is_tool_error);
+      Ok(promise) => {
         execution.promise = Some(promise);
       }
       Err(_) => {
@@ -251,7 +242,7 @@ impl Execution {
   pub fn resume(&mut self, call_id: u64, result: CallResult) -> Step {
     let pending = self.state.borrow_mut().pending.remove(&call_id);
     if let Some(call) = pending {
-      let delivered = self.context.with(|ctx| -> rquickjs::Result<()> {
+      let delivered = self.spare.context.with(|ctx| -> rquickjs::Result<()> {
         let resolve = call.resolve.clone().restore(&ctx)?;
         let record = match &result {
           CallResult::Ok(json) => ok_record(&ctx, json.as_deref())?,
@@ -286,7 +277,7 @@ impl Execution {
       drop(state);
       if delivered.is_err() {
         // Resolving failed (out of memory, interrupted): the pump reports why.
-        self.context.with(|ctx| drop(ctx.catch()));
+        self.spare.context.with(|ctx| drop(ctx.catch()));
       }
     }
     self.pump()
@@ -325,20 +316,23 @@ impl Execution {
         return Step::Done(self.completed(outcome));
       }
       let state = match &self.promise {
-        Some(promise) => self.context.with(|ctx| promise.clone().restore(&ctx).map(|p| p.state())),
+        Some(promise) => self.spare.context.with(|ctx| promise.clone().restore(&ctx).map(|p| p.state())),
         None => return Step::Done(self.finish_with_exception()),
       };
       match state {
         Ok(PromiseState::Resolved) => return Step::Done(self.finish_resolved()),
         Ok(PromiseState::Rejected) => return Step::Done(self.finish_rejected()),
         Ok(PromiseState::Pending) => {
-          if self.runtime.is_job_pending() {
+          if self.spare.runtime.is_job_pending() {
             // A job that throws has already rejected whatever it was settling.
-            let _ = self.runtime.execute_pending_job();
+            let _ = self.spare.runtime.execute_pending_job();
             continue;
           }
           if !self.state.borrow().pending.is_empty() {
             return Step::Parked;
+          }
+          if let Some(outcome) = self.limit_outcome() {
+            return Step::Done(self.completed(outcome));
           }
           return Step::Done(self.completed(Outcome::RuntimeError {
             source: ErrorSource::Script,
@@ -369,14 +363,14 @@ impl Execution {
         duration_ms: self.started.elapsed().as_secs_f64() * 1000.0,
         tool_calls: state.tool_calls,
         iterations: counting.then(|| state.iterations.get()),
-        memory_bytes: Some(self.budget.used() as u64),
+        memory_bytes: Some(self.spare.budget.used() as u64),
       },
     }
   }
 
   /// A limit of the sandbox (not the script) ended the run, whatever the script did after.
   fn limit_outcome(&self) -> Option<Outcome> {
-    if self.budget.exhausted() || self.state.borrow().out_of_memory_hint {
+    if self.spare.budget.exhausted() || self.state.borrow().out_of_memory_hint {
       return Some(Outcome::sandbox(
         ErrorCode::MemoryLimitExceeded,
         format!("Script exceeded the memory limit of {} bytes (memoryLimitBytes)", self.memory_limit),
@@ -398,11 +392,11 @@ impl Execution {
       return self.completed(outcome);
     }
     self.note_memory();
-    self.budget.set_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
+    self.spare.budget.set_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
     self.state.borrow_mut().serializing = true;
     let limit = self.state.borrow().sandbox.max_result_bytes;
     let promise = self.promise.clone();
-    let outcome = self.context.with(|ctx| {
+    let outcome = self.spare.context.with(|ctx| {
       let Some(promise) = promise.and_then(|p| p.restore(&ctx).ok()) else {
         return Outcome::sandbox(ErrorCode::ExecutionError, "The script's promise was lost");
       };
@@ -450,14 +444,14 @@ impl Execution {
 
   /// Notes whether an allocation was refused (the budget is read outside `with`).
   fn note_memory(&mut self) {
-    self.state.borrow_mut().out_of_memory_hint = self.budget.exhausted();
+    self.state.borrow_mut().out_of_memory_hint = self.spare.budget.exhausted();
   }
 
   fn finish_rejected(&mut self) -> Completed {
     self.note_memory();
-    self.budget.set_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
+    self.spare.budget.set_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
     let promise = self.promise.clone();
-    let outcome = self.context.with(|ctx| {
+    let outcome = self.spare.context.with(|ctx| {
       let reason = promise.and_then(|p| p.restore(&ctx).ok()).map(|p| {
         // SAFETY: `p` is a live promise of this context; JS_PromiseResult returns a new reference.
         let raw = unsafe { qjs::JS_PromiseResult(ctx.as_raw().as_ptr(), p.as_raw()) };
@@ -477,8 +471,8 @@ impl Execution {
       return self.completed(outcome);
     }
     self.note_memory();
-    self.budget.set_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
-    let outcome = self.context.with(|ctx| {
+    self.spare.budget.set_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
+    let outcome = self.spare.context.with(|ctx| {
       let thrown = ctx.catch();
       self.classify(&ctx, thrown)
     });
@@ -513,6 +507,7 @@ impl Execution {
       return outcome;
     }
     let is_tool_error = self
+      .spare
       .is_tool_error
       .clone()
       .and_then(|f| f.restore(ctx).ok())
@@ -737,69 +732,99 @@ fn lookup_tool(state: &Rc<RefCell<State>>, name: &str) -> Option<String> {
 
 const LOG_PREFIXES: [&str; 5] = ["", "", "[warn] ", "[error] ", "[debug] "];
 
-fn install_globals<'js>(ctx: &Ctx<'js>, prelude: &[u8], state: &Rc<RefCell<State>>) -> rquickjs::Result<Function<'js>> {
+/// The slot through which a prepared context's native functions reach their execution's state;
+/// empty until the execution starts.
+pub(crate) type StateSlot = Rc<RefCell<Option<Rc<RefCell<State>>>>>;
+
+fn with_state<'js, R>(
+  ctx: &Ctx<'js>,
+  slot: &StateSlot,
+  f: impl FnOnce(&Rc<RefCell<State>>) -> rquickjs::Result<R>,
+) -> rquickjs::Result<R> {
+  let state = slot.borrow().clone();
+  match state {
+    Some(state) => f(&state),
+    None => Err(Exception::throw_internal(ctx, "The sandbox is not ready")),
+  }
+}
+
+/// The native primitives the prelude builds the globals on.
+pub(crate) fn native_primitives<'js>(ctx: &Ctx<'js>, slot: &StateSlot) -> rquickjs::Result<Object<'js>> {
   let native = Object::new(ctx.clone())?;
   {
-    let state = state.clone();
+    let slot = slot.clone();
     native.set(
       "hostCall",
       Function::new(ctx.clone(), move |ctx: Ctx<'js>, kind: i32, name: String, args: String| {
-        host_call(ctx, &state, kind, name, args)
+        let state = slot.borrow().clone();
+        match state {
+          Some(state) => host_call(ctx, &state, kind, name, args),
+          None => Err(Exception::throw_internal(&ctx, "The sandbox is not ready")),
+        }
       })?,
     )?;
   }
   {
-    let state = state.clone();
+    let slot = slot.clone();
     native.set(
       "getTool",
-      Function::new(ctx.clone(), move |name: String| -> Option<String> {
-        let allowed = {
-          let s = state.borrow();
-          if s.serializing || !s.exec.host_get_tool {
-            return None;
-          }
-          s.exec.allowed_tools.as_ref().is_none_or(|a| a.iter().any(|t| t == &name))
-        };
-        if !allowed {
-          return None;
-        }
-        lookup_tool(&state, &name)
+      Function::new(ctx.clone(), move |ctx: Ctx<'js>, name: String| -> rquickjs::Result<Option<String>> {
+        with_state(&ctx, &slot, |state| {
+          let allowed = {
+            let s = state.borrow();
+            if s.serializing || !s.exec.host_get_tool {
+              return Ok(None);
+            }
+            s.exec.allowed_tools.as_ref().is_none_or(|a| a.iter().any(|t| t == &name))
+          };
+          Ok(if allowed { lookup_tool(state, &name) } else { None })
+        })
       })?,
     )?;
   }
   {
-    let state = state.clone();
+    let slot = slot.clone();
     native.set(
       "emit",
-      Function::new(ctx.clone(), move |kind: i32, a: String, b: String, c: Opt<String>| {
-        let s = state.borrow();
-        let event = if kind == 0 {
-          Event::Log { execution_id: s.id.clone(), level: a, message: b, metadata_json: c.0 }
-        } else {
-          Event::Notify { execution_id: s.id.clone(), event: a, payload_json: b }
-        };
-        s.shared.host.event(event);
+      Function::new(ctx.clone(), move |ctx: Ctx<'js>, kind: i32, a: String, b: String, c: Opt<String>| {
+        with_state(&ctx, &slot, |state| {
+          let s = state.borrow();
+          let event = if kind == 0 {
+            Event::Log { execution_id: s.id.clone(), level: a, message: b, metadata_json: c.0 }
+          } else {
+            Event::Notify { execution_id: s.id.clone(), event: a, payload_json: b }
+          };
+          s.shared.host.event(event);
+          Ok(())
+        })
       })?,
     )?;
   }
   {
-    let state = state.clone();
+    let slot = slot.clone();
     native.set(
       "log",
-      Function::new(ctx.clone(), move |level: i32, text: String| {
-        let mut s = state.borrow_mut();
-        let line = format!("{}{}", LOG_PREFIXES.get(level as usize).copied().unwrap_or(""), text);
-        let len = line.len() as u64;
-        if s.dropped_log_bytes == 0 && s.log_bytes + len <= s.sandbox.max_console_bytes {
-          s.log_bytes += len;
-          s.logs.push(line);
-        } else {
-          s.dropped_log_bytes += len;
-        }
+      Function::new(ctx.clone(), move |ctx: Ctx<'js>, level: i32, text: String| {
+        with_state(&ctx, &slot, |state| {
+          let mut s = state.borrow_mut();
+          let line = format!("{}{}", LOG_PREFIXES.get(level as usize).copied().unwrap_or(""), text);
+          let len = line.len() as u64;
+          if s.dropped_log_bytes == 0 && s.log_bytes + len <= s.sandbox.max_console_bytes {
+            s.log_bytes += len;
+            s.logs.push(line);
+          } else {
+            s.dropped_log_bytes += len;
+          }
+          Ok(())
+        })
       })?,
     )?;
   }
+  Ok(native)
+}
 
+/// The per-execution part of the prelude: `codecallContext`, `input`, host functions.
+fn configure<'js>(ctx: &Ctx<'js>, configure: &Function<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Result<()> {
   let config = Object::new(ctx.clone())?;
   {
     let s = state.borrow();
@@ -807,15 +832,9 @@ fn install_globals<'js>(ctx: &Ctx<'js>, prelude: &[u8], state: &Rc<RefCell<State
     if let Some(input) = &s.exec.input_json {
       config.set("inputJson", input.as_str())?;
     }
-    config.set("allowConsole", s.sandbox.policy.allow_console)?;
     config.set("functions", s.exec.functions.clone())?;
-    let removed: Vec<String> = s.sandbox.policy.disabled_globals.clone();
-    config.set("removeGlobalThis", removed.iter().any(|g| g == "globalThis"))?;
-    config.set("disabledGlobals", removed)?;
   }
-  let install: Function = compile::run(ctx, prelude)?.get()?;
-  let exports: Object = install.call((native, config))?;
-  exports.get("isToolError")
+  configure.call((config,))
 }
 
 /// The loop counter passed to the script's wrapper as `__cc_tick`.

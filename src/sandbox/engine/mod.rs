@@ -15,11 +15,15 @@ pub mod errors;
 pub mod execution;
 pub mod memory;
 pub mod serialize;
+pub mod spare;
 pub mod strings;
 
 use rquickjs::{Context, Runtime};
 
 pub use execution::{Execution, Job, ReplySink, Step};
+use spare::Spare;
+
+use crate::sandbox::config::SandboxConfig;
 
 const PRELUDE: &str = include_str!("prelude.js");
 
@@ -33,6 +37,8 @@ pub struct Engine {
   /// The prelude's bytecode, run first in every execution.
   pub prelude: Vec<u8>,
   compiled: u32,
+  /// The next execution's context, prepared while the worker was idle.
+  spare: Option<Spare>,
 }
 
 impl Engine {
@@ -40,9 +46,28 @@ impl Engine {
     let runtime = Runtime::new().map_err(|e| format!("QuickJS runtime: {e}"))?;
     let compiler = Context::full(&runtime).map_err(|e| format!("QuickJS context: {e}"))?;
     let prelude = compiler
-      .with(|ctx| compile::compile(&ctx, PRELUDE, "<codecall>"))
+      .with(|ctx| compile::compile(&ctx, PRELUDE, "<codecall>", compile::Keep::CodeOnly))
       .map_err(|e| format!("prelude does not compile: {} ({:?}:{:?})", e.message, e.line, e.column))?;
-    Ok(Self { compiler, _compiler_runtime: runtime, prelude, compiled: 0 })
+    Ok(Self { compiler, _compiler_runtime: runtime, prelude, compiled: 0, spare: None })
+  }
+
+  /// Prepares the next execution's context now, if none is waiting.
+  pub fn prepare_spare(&mut self, sandbox: &SandboxConfig) {
+    if self.spare.is_none() {
+      self.spare = Spare::new(&self.prelude, sandbox).ok();
+    }
+  }
+
+  pub fn has_spare(&self) -> bool {
+    self.spare.is_some()
+  }
+
+  /// The prepared context, or a new one.
+  pub fn take_spare(&mut self, sandbox: &SandboxConfig) -> Result<Spare, String> {
+    match self.spare.take() {
+      Some(spare) => Ok(spare),
+      None => Spare::new(&self.prelude, sandbox),
+    }
   }
 
   /// Compiles a prepared script under the name stacks will show.
@@ -51,6 +76,6 @@ impl Engine {
     if self.compiled % GC_EVERY == 0 {
       self._compiler_runtime.run_gc();
     }
-    self.compiler.with(|ctx| compile::compile(&ctx, code, errors::SCRIPT_FILE))
+    self.compiler.with(|ctx| compile::compile(&ctx, code, errors::SCRIPT_FILE, compile::Keep::Positions))
   }
 }

@@ -1,12 +1,14 @@
 // The sandbox's own JavaScript: the AgentScript globals of api.md §2.3, built on a few native
 // primitives, and the hardening that runs before any user code.
 //
-// Compiled once per worker thread (into bytecode) and run first in every execution. It receives
-// the native primitives as arguments, so user code can never reach them: they live only in this
-// closure. Every built-in it relies on is captured here, before user code runs, so a script that
+// Compiled once per worker thread (into bytecode) and run in every fresh context before any user
+// code: the policy-wide part at once (a worker prepares its next context while idle), the
+// per-execution part (`configure`: context, input, host functions) when the execution starts. It
+// receives the native primitives as arguments, so user code can never reach them: they live only
+// in this closure. Every built-in it relies on is captured here, before user code runs, so a script that
 // overwrites `JSON`, `Promise.prototype.then` or `Array.prototype.push` cannot change what the
 // sandbox does.
-(function (native, config) {
+(function (native, policy) {
   'use strict';
 
   // ---- built-ins captured before user code ----------------------------------------------------
@@ -234,39 +236,10 @@
 
   install('callTool', freeze(callTool));
   install('getTool', freeze(getTool));
-  install('codecallContext', deepFreeze(jsonParse(config.contextJson)));
-  install('input', config.inputJson === undefined ? undefined : deepFreeze(jsonParse(config.inputJson)));
   install('mcpLog', freeze(mcpLog));
   install('mcpNotify', freeze(mcpNotify));
   install('__safe_parallel', freeze(safeParallel));
-  if (config.allowConsole) install('console', consoleObject);
-
-  // Host functions: `lookup` becomes a global, `mcp.callTool` a frozen `mcp` namespace.
-  const namespaces = [];
-  for (let i = 0; i < config.functions.length; i++) {
-    const fullName = config.functions[i];
-    const parts = apply(stringSplit, fullName, ['.']);
-    if (parts.length === 1) {
-      install(fullName, hostFunction(fullName));
-      continue;
-    }
-    let holder = null;
-    let owner = global;
-    for (let j = 0; j < parts.length - 1; j++) {
-      const key = parts[j];
-      let next = owner[key];
-      if (next === undefined || next === null) {
-        next = {};
-        if (owner === global) install(key, next);
-        else owner[key] = next;
-        apply(arrayPush, namespaces, [next]);
-      }
-      holder = next;
-      owner = next;
-    }
-    holder[parts[parts.length - 1]] = hostFunction(fullName);
-  }
-  for (let i = namespaces.length - 1; i >= 0; i--) freeze(namespaces[i]);
+  if (policy.allowConsole) install('console', consoleObject);
 
   // ---- hardening --------------------------------------------------------------------------------
   // No code can be compiled at run time: the context has no eval intrinsic. The constructors that
@@ -285,12 +258,48 @@
   }
   delete global.eval;
   delete global.Function;
-  for (let i = 0; i < config.disabledGlobals.length; i++) {
-    const name = config.disabledGlobals[i];
+  for (let i = 0; i < policy.disabledGlobals.length; i++) {
+    const name = policy.disabledGlobals[i];
     if (name !== 'globalThis') delete global[name];
   }
-  if (config.removeGlobalThis) delete global.globalThis;
+  if (policy.removeGlobalThis) delete global.globalThis;
+
+  // ---- per execution ----------------------------------------------------------------------------
+  let configured = false;
+  function configure(config) {
+    if (configured) return;
+    configured = true;
+    install('codecallContext', deepFreeze(jsonParse(config.contextJson)));
+    install('input', config.inputJson === undefined ? undefined : deepFreeze(jsonParse(config.inputJson)));
+
+    // Host functions: `lookup` becomes a global, `mcp.callTool` a frozen `mcp` namespace.
+    const namespaces = [];
+    for (let i = 0; i < config.functions.length; i++) {
+      const fullName = config.functions[i];
+      const parts = apply(stringSplit, fullName, ['.']);
+      if (parts.length === 1) {
+        install(fullName, hostFunction(fullName));
+        continue;
+      }
+      let holder = null;
+      let owner = global;
+      for (let j = 0; j < parts.length - 1; j++) {
+        const key = parts[j];
+        let next = owner[key];
+        if (next === undefined || next === null) {
+          next = {};
+          if (owner === global) install(key, next);
+          else owner[key] = next;
+          apply(arrayPush, namespaces, [next]);
+        }
+        holder = next;
+        owner = next;
+      }
+      holder[parts[parts.length - 1]] = hostFunction(fullName);
+    }
+    for (let i = namespaces.length - 1; i >= 0; i--) freeze(namespaces[i]);
+  }
 
   // What the native side needs back.
-  return { isToolError: (e) => e !== null && typeof e === 'object' && apply(weakSetHas, genuine, [e]) };
+  return { configure, isToolError: (e) => e !== null && typeof e === 'object' && apply(weakSetHas, genuine, [e]) };
 });
