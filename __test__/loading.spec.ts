@@ -29,8 +29,12 @@ describe('loading', () => {
       new Promise<unknown>((resolve, reject) => {
         const worker = new Worker(
           `const { parentPort, workerData } = require('node:worker_threads');
-           const { validate } = require(workerData.root);
-           parentPort.postMessage([validate("await callTool('a:b')"), validate('eval(1)').ok]);`,
+           const { validate, Sandbox } = require(workerData.root);
+           const sandbox = new Sandbox();
+           sandbox.execute("return await callTool('t', { x: 2 })", { callTool: async (n, i) => i.x * 21 }).then(async (r) => {
+             await sandbox.dispose();
+             parentPort.postMessage([validate("await callTool('a:b')"), validate('eval(1)').ok, r.result]);
+           });`,
           { eval: true, workerData: { root } },
         )
         worker.once('message', resolve)
@@ -38,7 +42,7 @@ describe('loading', () => {
       })
     const results = await Promise.all([run(), run()])
     for (const r of results) {
-      expect(r).toEqual([{ ok: true, toolNames: ['a:b'], dynamicToolCalls: false }, false])
+      expect(r).toEqual([{ ok: true, toolNames: ['a:b'], dynamicToolCalls: false }, false, 42])
     }
   })
 })

@@ -446,3 +446,28 @@ describe('caller mistakes throw TypeError ERR_INVALID_ARG', () => {
     })
   }
 })
+
+describe('scale', () => {
+  it('10 000 executions awaiting tools at once share a few threads', async () => {
+    const sb = sandbox({ poolSize: 2, maxQueue: 20_000, queueTimeoutMs: 120_000, timeoutMs: 120_000 })
+    const n = 10_000
+    const held: ((v: unknown) => void)[] = []
+    let allParked: () => void = () => {}
+    const parked = new Promise<void>((resolve) => {
+      allParked = resolve
+    })
+    const host: ExecuteHost = {
+      callTool: (_name, input) =>
+        new Promise((resolve) => {
+          held.push(() => resolve({ n: (input as { i: number }).i }))
+          if (held.length === n) allParked()
+        }),
+    }
+    const runs = Array.from({ length: n }, (_, i) => sb.execute('const r = await callTool("wait", { i: input }); return r.n + 1', host, { input: i }))
+    await parked
+    expect(held.length).toBe(n)
+    for (const release of held) release(undefined)
+    const results = await Promise.all(runs)
+    expect(results.every((r, i) => r.status === 'ok' && r.result === i + 1)).toBe(true)
+  }, 180_000)
+})
