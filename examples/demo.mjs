@@ -1,10 +1,11 @@
-// The demo, for now: what the validator says about plans a model might send.
-// (The end-to-end demo over real MCP arrives with the CodeCall engine.)
+// The demo, for now: what the validator says about plans a model might send, then plans running
+// in the sandbox against a small in-process tool pipeline. (The end-to-end demo over real MCP
+// arrives with the CodeCall engine.)
 // Run: npm run demo
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { validate } = require('..')
+const { validate, Sandbox } = require('..')
 
 const plans = [
   ['a good plan', `const users = await callTool('users:list', { status: 'active' })
@@ -34,3 +35,46 @@ for (const [title, script, options] of plans) {
     console.log(`  → ${result.status} ${code}${kind ? ` (${kind})` : ''}${where}: ${message}`)
   }
 }
+
+// ---- the sandbox ---------------------------------------------------------------------------
+
+// A stand-in for a server's tool pipeline: in production this is where auth, PII scrubbing and
+// audit plugins run. Every callTool of a plan comes through here.
+const users = [
+  { id: 'u1', name: 'Ada', role: 'admin', email: 'ada@example.com' },
+  { id: 'u2', name: 'Linus', role: 'user', email: 'linus@example.com' },
+  { id: 'u3', name: 'Grace', role: 'admin', email: 'grace@example.com' },
+]
+const audit = []
+const host = {
+  async callTool(name, input, meta) {
+    audit.push(`${meta.callId} ${name} ${JSON.stringify(input)}`)
+    await new Promise((r) => setTimeout(r, 5)) // a network hop
+    if (name === 'users:list') return users.filter((u) => !input.role || u.role === input.role)
+    if (name === 'billing:invoices') return [{ user: input.userId, amountCents: input.userId === 'u1' ? 1200 : 800 }]
+    throw Object.assign(new Error(`Unknown tool ${name}`), { code: 'UNKNOWN_TOOL' })
+  },
+  onEvent(e) {
+    if (e.type === 'tool_call_end') console.log(`    event: ${e.toolName} ${e.status} in ${e.durationMs.toFixed(1)} ms`)
+  },
+}
+
+const sandbox = new Sandbox({ preset: 'secure' })
+const runs = [
+  ['a join across two tools, in parallel', `const admins = await callTool('users:list', { role: 'admin' })
+const invoices = await __safe_parallel(admins.map((a) => () => callTool('billing:invoices', { userId: a.id })))
+return admins.map((a, i) => ({ name: a.name, billedCents: invoices[i][0].amountCents }))`],
+  ['a tool that fails, uncaught', `await callTool('crm:delete', { id: 'u2' })`],
+  ['a plan that never ends', `await new Promise((resolve) => { /* forgot to resolve */ })`],
+  ['an escape attempt at run time', `const name = ['codecall', 'execute'].join(':')
+return await callTool(name, { script: 'return 1' }, { throwOnError: false })`],
+]
+for (const [title, script] of runs) {
+  console.log(`\n▶ ${title}`)
+  console.log(script.split('\n').map((l) => `    ${l}`).join('\n'))
+  const r = await sandbox.execute(script, host)
+  const { stats, ...rest } = r
+  console.log(`  → ${JSON.stringify(rest)}  (${stats.durationMs.toFixed(1)} ms, ${stats.toolCalls} tool calls)`)
+}
+await sandbox.dispose()
+console.log(`\nThe host's audit log saw every call:\n${audit.map((l) => `    ${l}`).join('\n')}`)
