@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { Sandbox, type ExecuteEvent, type ExecuteHost, type ExecuteResult } from '../index.js'
+import { expectInvalidArg } from './helpers.js'
 
 const sandboxes: Sandbox[] = []
 function sandbox(options?: ConstructorParameters<typeof Sandbox>[0]) {
@@ -434,16 +435,7 @@ describe('caller mistakes throw TypeError ERR_INVALID_ARG', () => {
     ['non-signal', () => sb.execute('1', undefined, { signal: {} as never })],
   ]
   for (const [name, call] of cases) {
-    it(name, () => {
-      let thrown: unknown
-      try {
-        call()
-      } catch (e) {
-        thrown = e
-      }
-      expect(thrown).toBeInstanceOf(TypeError)
-      expect((thrown as { code: string }).code).toBe('ERR_INVALID_ARG')
-    })
+    it(name, () => expectInvalidArg(call))
   }
 })
 

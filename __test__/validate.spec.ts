@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { validate, type ValidateResult } from '../index.js'
+import { expectInvalidArg } from './helpers.js'
 
 function illegal(result: ValidateResult) {
   if (result.ok || result.status !== 'illegal_access') {
@@ -167,17 +168,7 @@ describe('validate: caller mistakes throw TypeError ERR_INVALID_ARG', () => {
     ['non-array list', () => validate('1', { disabledGlobals: 'fetch' as never }), /disabledGlobals|options/],
   ]
   for (const [name, call, pattern] of cases) {
-    it(name, () => {
-      let thrown: unknown
-      try {
-        call()
-      } catch (e) {
-        thrown = e
-      }
-      expect(thrown).toBeInstanceOf(TypeError)
-      expect((thrown as { code?: string }).code).toBe('ERR_INVALID_ARG')
-      expect((thrown as Error).message).toMatch(pattern)
-    })
+    it(name, () => expectInvalidArg(call, pattern))
   }
 
   it('accepts null and undefined options', () => {

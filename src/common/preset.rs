@@ -145,6 +145,16 @@ impl Preset {
     Self::ALL.into_iter().find(|p| p.as_str() == name)
   }
 
+  /// Reads the `preset` option (`None` → `secure`), or says what is wrong with it.
+  pub fn from_option(name: Option<&str>) -> Result<Self, String> {
+    match name {
+      None => Ok(Self::default()),
+      Some(name) => Self::parse(name).ok_or_else(|| {
+        format!("options.preset must be one of 'locked_down', 'secure', 'balanced', 'experimental' (got '{name}')")
+      }),
+    }
+  }
+
   pub const fn as_str(self) -> &'static str {
     match self {
       Self::LockedDown => "locked_down",

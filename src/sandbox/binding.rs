@@ -94,12 +94,7 @@ pub struct SandboxOptions {
 
 impl SandboxOptions {
   pub fn to_config(&self) -> Result<SandboxConfig, String> {
-    let preset = match &self.preset {
-      None => Preset::default(),
-      Some(name) => Preset::parse(name).ok_or_else(|| {
-        format!("options.preset must be one of 'locked_down', 'secure', 'balanced', 'experimental' (got '{name}')")
-      })?,
-    };
+    let preset = Preset::from_option(self.preset.as_deref())?;
     let mut c = SandboxConfig::from_preset(preset);
     let n = |v: Option<f64>, name: &str| args::non_negative(v, &format!("options.{name}"));
     if let Some(v) = n(self.timeout_ms, "timeoutMs")? {

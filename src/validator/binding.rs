@@ -46,12 +46,7 @@ pub struct ValidateOptions {
 impl ValidateOptions {
   /// Resolves the options into a policy, or says which option is wrong.
   pub fn to_policy(&self) -> Result<Policy, String> {
-    let preset = match &self.preset {
-      None => Preset::default(),
-      Some(name) => Preset::parse(name).ok_or_else(|| {
-        format!("options.preset must be one of 'locked_down', 'secure', 'balanced', 'experimental' (got '{name}')")
-      })?,
-    };
+    let preset = Preset::from_option(self.preset.as_deref())?;
     let mut policy = Policy::from_preset(preset);
     if let Some(language) = &self.language {
       policy.language = Language::parse(language)
