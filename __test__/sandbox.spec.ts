@@ -429,6 +429,8 @@ describe('caller mistakes throw TypeError ERR_INVALID_ARG', () => {
     ['non-string script', () => sb.execute(1 as never)],
     ['non-function callTool', () => sb.execute('1', { callTool: 1 as never })],
     ['non-function in functions', () => sb.execute('1', { functions: { a: 1 as never } })],
+    ['functions shadowing a sandbox global', () => sb.execute('1', { functions: { 'callTool.x': () => 1 } })],
+    ['functions with a reserved name', () => sb.execute('1', { functions: { __cc_tick: () => 1 } })],
     ['bad language', () => sb.execute('1', undefined, { language: 'py' as never })],
     ['cyclic context', () => sb.execute('1', undefined, { context: (() => { const a: Record<string, unknown> = {}; a.a = a; return a })() })],
     ['negative options.timeoutMs', () => sb.execute('1', undefined, { timeoutMs: -5 })],

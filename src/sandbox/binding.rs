@@ -30,6 +30,10 @@ use crate::validator::Language;
 
 const HOST_JS: &str = include_str!("host.js");
 
+/// Globals the sandbox defines itself; host functions may not take their names.
+const SANDBOX_GLOBALS: &[&str] =
+  &["callTool", "getTool", "codecallContext", "input", "console", "mcpLog", "mcpNotify", "__safe_parallel"];
+
 /// Options of `new Sandbox(options)`. Every field defaults to the preset's value (`api.md` §2.1).
 #[napi(object)]
 #[derive(Default)]
@@ -432,6 +436,13 @@ impl Sandbox {
             return Err(args::invalid_arg(
               env,
               format!("host.functions key '{key}' must be an identifier or a dotted path"),
+            ));
+          }
+          let root = key.split('.').next().unwrap_or_default();
+          if SANDBOX_GLOBALS.contains(&root) || root.starts_with(crate::common::preset::RESERVED_PREFIX) {
+            return Err(args::invalid_arg(
+              env,
+              format!("host.functions key '{key}' would replace the sandbox's own '{root}'"),
             ));
           }
           exec.functions.push(key);
