@@ -206,3 +206,19 @@ describe('re-entrancy and host misbehaviour', () => {
     await expect(Promise.resolve().then(() => open.execute('return 1', host as never))).rejects.toThrow()
   })
 })
+
+describe('after the end', () => {
+  it('an error whose getters call callTool cannot reach the host while it is reported', async () => {
+    const calls: string[] = []
+    const host = {
+      callTool: (name: string) => {
+        calls.push(name)
+        return 1
+      },
+    }
+    const r = await open.execute("throw { get message() { callTool('late'); return 'm' }, toJSON() { callTool('later'); return {} } }", host)
+    expect(r.status).toBe('runtime_error')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(calls).toEqual([])
+  })
+})

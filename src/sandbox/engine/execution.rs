@@ -449,6 +449,8 @@ impl Execution {
 
   fn finish_rejected(&mut self) -> Completed {
     self.note_memory();
+    // Reading the error may run its getters or toJSON: no host call may start from here on.
+    self.state.borrow_mut().serializing = true;
     self.spare.budget.set_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
     let promise = self.promise.clone();
     let outcome = self.spare.context.with(|ctx| {
@@ -471,6 +473,7 @@ impl Execution {
       return self.completed(outcome);
     }
     self.note_memory();
+    self.state.borrow_mut().serializing = true;
     self.spare.budget.set_limit(self.memory_limit.saturating_add(REPORTING_HEADROOM));
     let outcome = self.spare.context.with(|ctx| {
       let thrown = ctx.catch();
