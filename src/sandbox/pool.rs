@@ -270,14 +270,17 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
     Some(pool) => pool.config.clone(),
     None => return,
   };
+  let mut spare_failed = false;
   loop {
     let msg = match receiver.try_recv() {
       Ok(msg) => Some(msg),
       Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
       Err(std::sync::mpsc::TryRecvError::Empty) => {
-        // Idle: prepare the next execution's context first, off every execution's clock.
-        if !engine.has_spare() {
+        // Idle: prepare the next execution's context first, off every execution's clock (once:
+        // if it cannot be made now, the next execution makes its own and reports why).
+        if !engine.has_spare() && !spare_failed {
           let _ = catch_unwind(AssertUnwindSafe(|| engine.prepare_spare(&config)));
+          spare_failed = !engine.has_spare();
           continue;
         }
         // With executions awaiting the host, the answer is usually microseconds away: spin
@@ -300,6 +303,7 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
     match msg {
       WorkerMsg::Start(job) => {
         pool.queued.fetch_sub(1, Ordering::AcqRel);
+        spare_failed = false;
         let shared = job.shared.clone();
         if shared.stop() != Stop::Running || shared.is_completed() || !shared.mark_started() {
           if let Some(w) = me.upgrade() {
