@@ -283,9 +283,11 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
           spare_failed = !engine.has_spare();
           continue;
         }
-        // With executions awaiting the host, the answer is usually microseconds away: spin
-        // briefly before sleeping, because waking a sleeping thread costs more than the call.
-        if executions.is_empty() {
+        // With one or two executions awaiting the host, the answer is usually microseconds
+        // away: poll briefly before sleeping, because waking a sleeping thread costs more than
+        // the call. With many parked, answers keep arriving anyway, and polling would only take
+        // CPU from Node's thread, which is running the host's tools.
+        if executions.is_empty() || executions.len() > SPIN_MAX_PARKED {
           receiver.recv().ok()
         } else {
           receive_soon(&receiver)
@@ -379,6 +381,8 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
 
 /// How long an idle worker with parked executions polls before it blocks.
 const SPIN: Duration = Duration::from_micros(200);
+/// Above this many parked executions a worker does not poll.
+const SPIN_MAX_PARKED: usize = 2;
 
 fn receive_soon(receiver: &Receiver<WorkerMsg>) -> Option<WorkerMsg> {
   let start = Instant::now();
