@@ -56,6 +56,18 @@ describe('results', () => {
     expect(errorOf(r).location).toMatchObject({ line: 4 })
   })
 
+  it('runs TypeScript with runtime semantics (enum, parameter properties, generics)', async () => {
+    const ts = { language: 'typescript' as const }
+    expect(await sb.execute('enum Color { Red, Green }\nconst c: Color = Color.Green;\nreturn c', undefined, ts)).toMatchObject({
+      status: 'ok',
+      result: 1,
+    })
+    expect(
+      await sb.execute('class P { constructor(private x: number) {} get(): number { return this.x } }\nreturn new P(3).get()', undefined, ts),
+    ).toMatchObject({ status: 'ok', result: 3 })
+    expect(await sb.execute('const f = <T,>(x: T): T => x;\nreturn f<number>(5)', undefined, ts)).toMatchObject({ status: 'ok', result: 5 })
+  })
+
   it('reports syntax errors and illegal access before running', async () => {
     const syntax = await sb.execute('return (')
     expect(syntax).toMatchObject({ status: 'syntax_error', error: { code: 'SYNTAX_ERROR', location: { line: 1 } } })
