@@ -121,13 +121,6 @@ pub fn escape_into(out: &mut String, value: &str) {
   out.push('"');
 }
 
-/// `value` as a JSON string literal.
-pub fn quote(value: &str) -> String {
-  let mut out = String::with_capacity(value.len() + 2);
-  escape_into(&mut out, value);
-  out
-}
-
 #[cfg(test)]
 mod tests {
   use super::*;

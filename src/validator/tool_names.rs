@@ -5,7 +5,7 @@
 use oxc_ast::ast::{CallExpression, IdentifierReference};
 use oxc_span::{GetSpan, Span};
 
-use super::rules::{self_reference::literal_tool_name, unwrap_expression};
+use super::rules::self_reference::literal_tool_name;
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ToolNames {
@@ -24,7 +24,7 @@ impl ToolNames {
         if !self.names.iter().any(|n| n == name) {
           self.names.push(name.to_string());
         }
-        self.callee = Some(unwrap_expression(&call.callee).span());
+        self.callee = Some(call.callee.get_inner_expression().span());
       }
       Some(None) => self.dynamic = true,
       None => {}

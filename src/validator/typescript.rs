@@ -14,10 +14,9 @@ use std::path::Path;
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
-  ArrowFunctionExpression, BindingRestElement, Class, ClassElement, Declaration, FormalParameter, Function,
-  FunctionType, MethodDefinitionType, Program, PropertyDefinitionType, Statement, TSAsExpression, TSNonNullExpression,
-  TSSatisfiesExpression, TSTypeAnnotation, TSTypeAssertion, TSTypeParameterDeclaration, TSTypeParameterInstantiation,
-  VariableDeclarator,
+  Class, ClassElement, FormalParameter, Function, FunctionType, MethodDefinitionType, Program, PropertyDefinitionType,
+  Statement, TSAsExpression, TSNonNullExpression, TSSatisfiesExpression, TSTypeAnnotation, TSTypeAssertion,
+  TSTypeParameterDeclaration, TSTypeParameterInstantiation, VariableDeclarator,
 };
 use oxc_ast_visit::{walk, Visit};
 use oxc_codegen::Codegen;
@@ -199,10 +198,6 @@ impl<'a> Visit<'a> for Blanker<'_> {
     }
   }
 
-  fn visit_declaration(&mut self, decl: &Declaration<'a>) {
-    walk::walk_declaration(self, decl);
-  }
-
   fn visit_ts_type_annotation(&mut self, it: &TSTypeAnnotation<'a>) {
     let mut start = it.span.start;
     if !self.text(start, it.span.end).starts_with(':') {
@@ -256,10 +251,6 @@ impl<'a> Visit<'a> for Blanker<'_> {
     walk::walk_function(self, func, flags);
   }
 
-  fn visit_arrow_function_expression(&mut self, it: &ArrowFunctionExpression<'a>) {
-    walk::walk_arrow_function_expression(self, it);
-  }
-
   fn visit_formal_parameter(&mut self, param: &FormalParameter<'a>) {
     if param.accessibility.is_some() || param.readonly || param.r#override {
       self.runtime_syntax = true;
@@ -269,10 +260,6 @@ impl<'a> Visit<'a> for Blanker<'_> {
       self.cut_mark(param.pattern.span().end, to, '?');
     }
     walk::walk_formal_parameter(self, param);
-  }
-
-  fn visit_binding_rest_element(&mut self, it: &BindingRestElement<'a>) {
-    walk::walk_binding_rest_element(self, it);
   }
 
   fn visit_variable_declarator(&mut self, decl: &VariableDeclarator<'a>) {

@@ -8,9 +8,9 @@ use oxc_ast::ast::{
   AssignmentTargetPropertyIdentifier, AssignmentTargetPropertyProperty, BindingProperty, ComputedMemberExpression,
   ObjectProperty, PropertyKey, StaticMemberExpression,
 };
-use oxc_span::Span;
+use oxc_span::{GetSpan, Span};
 
-use super::{span_of, Findings, Rule, Violation, KIND_FORBIDDEN_MEMBER};
+use super::{Findings, Rule, Violation, KIND_FORBIDDEN_MEMBER};
 
 const FORBIDDEN: &[&str] = &[
   "constructor",
@@ -34,7 +34,7 @@ fn check(name: &str, span: Span, out: &mut Findings) {
 
 fn check_key(key: &PropertyKey<'_>, out: &mut Findings) {
   if let Some(name) = key.static_name() {
-    check(&name, span_of(key), out);
+    check(&name, key.span(), out);
   }
 }
 
@@ -45,7 +45,7 @@ impl Rule for ForbiddenMembers {
 
   fn computed_member(&mut self, it: &ComputedMemberExpression<'_>, out: &mut Findings) {
     if let Some(name) = it.static_property_name() {
-      check(&name, span_of(&it.expression), out);
+      check(&name, it.expression.span(), out);
     }
   }
 
@@ -64,7 +64,7 @@ impl Rule for ForbiddenMembers {
   // `{ __proto__: evil }` sets the new object's prototype.
   fn object_property(&mut self, it: &ObjectProperty<'_>, out: &mut Findings) {
     if !it.computed && !it.shorthand && it.key.static_name().as_deref() == Some("__proto__") {
-      check("__proto__", span_of(&it.key), out);
+      check("__proto__", it.key.span(), out);
     }
   }
 }

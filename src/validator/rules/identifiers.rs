@@ -13,9 +13,9 @@ use oxc_ast::ast::{
   AssignmentExpression, AssignmentTarget, AssignmentTargetProperty, BindingPattern, ComputedMemberExpression,
   IdentifierReference, PropertyKey, StaticMemberExpression, VariableDeclarator,
 };
-use oxc_span::Span;
+use oxc_span::{GetSpan, Span};
 
-use super::{is_global_object, span_of, Findings, Rule, Violation};
+use super::{is_global_object, Findings, Rule, Violation};
 use crate::validator::policy::Policy;
 
 pub struct Identifiers<'p> {
@@ -49,7 +49,7 @@ impl<'p> Identifiers<'p> {
 
   fn check_key(&self, key: &PropertyKey<'_>, out: &mut Findings) {
     if let Some(name) = key.static_name() {
-      self.check(&name, span_of(key), out);
+      self.check(&name, key.span(), out);
     }
   }
 }
@@ -68,7 +68,7 @@ impl Rule for Identifiers<'_> {
   fn computed_member(&mut self, it: &ComputedMemberExpression<'_>, out: &mut Findings) {
     if is_global_object(&it.object) {
       if let Some(name) = it.static_property_name() {
-        self.check(&name, span_of(&it.expression), out);
+        self.check(&name, it.expression.span(), out);
       }
     }
   }

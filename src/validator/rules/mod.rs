@@ -33,7 +33,7 @@ use oxc_ast::ast::{
   WithStatement,
 };
 use oxc_ast_visit::{walk, Visit};
-use oxc_span::{GetSpan, Span};
+use oxc_span::Span;
 
 use super::policy::Policy;
 use super::tool_names::ToolNames;
@@ -247,14 +247,9 @@ impl<'a> Visit<'a> for RuleWalker<'_> {
 /// Names that evaluate to the global object itself.
 pub(crate) const GLOBAL_ALIASES: &[&str] = &["globalThis", "self", "window", "global"];
 
-/// Strips parentheses and TypeScript wrappers.
-pub(crate) fn unwrap_expression<'b, 'a>(expr: &'b Expression<'a>) -> &'b Expression<'a> {
-  expr.get_inner_expression()
-}
-
 /// Is this expression the global object (`globalThis`, `(self)`, `globalThis.globalThis`, ...)?
 pub(crate) fn is_global_object(expr: &Expression<'_>) -> bool {
-  match unwrap_expression(expr) {
+  match expr.get_inner_expression() {
     Expression::Identifier(id) => GLOBAL_ALIASES.contains(&id.name.as_str()),
     Expression::StaticMemberExpression(member) => {
       GLOBAL_ALIASES.contains(&member.property.name.as_str()) && is_global_object(&member.object)
@@ -271,9 +266,4 @@ pub(crate) fn is_global_object(expr: &Expression<'_>) -> bool {
     },
     _ => false,
   }
-}
-
-/// The span of a node, for rules that report on property keys.
-pub(crate) fn span_of(node: &impl GetSpan) -> Span {
-  node.span()
 }

@@ -3,9 +3,9 @@
 //! may not declare, reference or access them as properties.
 
 use oxc_ast::ast::{BindingIdentifier, ComputedMemberExpression, IdentifierName, IdentifierReference, LabelIdentifier};
-use oxc_span::Span;
+use oxc_span::{GetSpan, Span};
 
-use super::{span_of, Findings, Rule, Violation, KIND_RESERVED};
+use super::{Findings, Rule, Violation, KIND_RESERVED};
 use crate::validator::policy::Policy;
 
 pub struct ReservedNames<'p> {
@@ -45,7 +45,7 @@ impl Rule for ReservedNames<'_> {
   }
   fn computed_member(&mut self, it: &ComputedMemberExpression<'_>, out: &mut Findings) {
     if let Some(name) = it.static_property_name() {
-      self.check(&name, span_of(&it.expression), out);
+      self.check(&name, it.expression.span(), out);
     }
   }
 }

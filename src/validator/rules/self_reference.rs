@@ -5,7 +5,7 @@
 use oxc_ast::ast::{Argument, CallExpression, Expression};
 use oxc_span::GetSpan;
 
-use super::{unwrap_expression, Findings, Rule, Violation, KIND_SELF_REFERENCE};
+use super::{Findings, Rule, Violation, KIND_SELF_REFERENCE};
 use crate::{common::ErrorCode, validator::policy::Policy};
 
 pub struct SelfReferenceRule<'p> {
@@ -21,13 +21,13 @@ impl<'p> SelfReferenceRule<'p> {
 /// For a `callTool(...)` call: `Some(Some(name))` with a literal name, `Some(None)` with a computed
 /// one. `None` for any other call.
 pub(crate) fn literal_tool_name<'a>(call: &CallExpression<'a>) -> Option<Option<&'a str>> {
-  if !unwrap_expression(&call.callee).is_specific_id("callTool") {
+  if !call.callee.get_inner_expression().is_specific_id("callTool") {
     return None;
   }
   let name = match call.arguments.first() {
     Some(Argument::StringLiteral(s)) => Some(s.value.as_str()),
     Some(Argument::TemplateLiteral(t)) => t.single_quasi().map(|q| q.as_str()),
-    Some(arg) => match arg.as_expression().map(unwrap_expression) {
+    Some(arg) => match arg.as_expression().map(Expression::get_inner_expression) {
       Some(Expression::StringLiteral(s)) => Some(s.value.as_str()),
       Some(Expression::TemplateLiteral(t)) => t.single_quasi().map(|q| q.as_str()),
       _ => None,
