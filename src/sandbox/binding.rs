@@ -235,7 +235,9 @@ impl Host for NapiHost {
       CallTarget::Tool => ("tool", "input"),
       CallTarget::Function => ("fn", "args"),
     };
-    w.key(args_key).string(&call.args_json);
+    // `args_json` is JSON the sandbox itself produced (JSON.stringify inside QuickJS): embed it as is,
+    // so the host side parses each call once.
+    w.key(args_key).raw(&call.args_json);
     w.key("callId").string(&call.call_id);
     w.key("executionId").string(&call.execution_id);
     w.end_object();

@@ -73,7 +73,7 @@
             reply(token, stringify({ message: 'The host has no callTool function' }), undefined);
             return;
           }
-          invoke(host.callTool, host, [m.name, parse(m.input), { callId: m.callId, executionId: m.executionId }], token);
+          invoke(host.callTool, host, [m.name, m.input, { callId: m.callId, executionId: m.executionId }], token);
           return;
         }
         case 'fn': {
@@ -84,7 +84,7 @@
             reply(token, stringify({ message: `The host has no function '${m.name}'` }), undefined);
             return;
           }
-          invoke(fn, functions, parse(m.args), token);
+          invoke(fn, functions, m.args, token);
           return;
         }
         case 'getTool': {
