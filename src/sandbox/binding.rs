@@ -26,7 +26,7 @@ use super::outcome::{Completed, Outcome};
 use super::pool::Pool;
 use super::shared::Shared;
 use crate::common::{args, ErrorCode, Preset};
-use crate::validator::Language;
+use crate::validator::{policy::PolicyOverrides, Language};
 
 const HOST_JS: &str = include_str!("host.js");
 
@@ -110,9 +110,6 @@ impl SandboxOptions {
     if let Some(v) = n(self.max_stack_bytes, "maxStackBytes")? {
       c.max_stack_bytes = v;
     }
-    if let Some(v) = self.allow_loops {
-      c.policy.allow_loops = v;
-    }
     if let Some(v) = n(self.max_iterations, "maxIterations")? {
       c.max_iterations = Some(v);
     }
@@ -122,24 +119,19 @@ impl SandboxOptions {
     if let Some(v) = n(self.max_concurrent_calls, "maxConcurrentCalls")? {
       c.max_concurrent_calls = v;
     }
-    if let Some(v) = self.allow_console {
-      c.policy.allow_console = v;
-    }
     if let Some(v) = n(self.max_console_bytes, "maxConsoleBytes")? {
       c.max_console_bytes = v;
     }
     if let Some(v) = n(self.max_result_bytes, "maxResultBytes")? {
       c.max_result_bytes = v;
     }
-    if let Some(v) = n(self.max_script_bytes, "maxScriptBytes")? {
-      c.policy.max_script_bytes = v;
-    }
-    if let Some(v) = &self.disabled_builtins {
-      c.policy.set_disabled_builtins(v.clone());
-    }
-    if let Some(v) = &self.disabled_globals {
-      c.policy.disabled_globals = v.clone();
-    }
+    c.policy.apply(PolicyOverrides {
+      allow_loops: self.allow_loops,
+      allow_console: self.allow_console,
+      disabled_builtins: self.disabled_builtins.as_deref(),
+      disabled_globals: self.disabled_globals.as_deref(),
+      max_script_bytes: n(self.max_script_bytes, "maxScriptBytes")?,
+    });
     if let Some(isolation) = &self.isolation {
       c.isolation = match isolation.as_str() {
         "thread" => Isolation::Thread,

@@ -4,7 +4,10 @@
 use napi::{bindgen_prelude::Object, Env, Unknown};
 use napi_derive::napi;
 
-use super::{policy::Language, Policy, Rejection, Validated};
+use super::{
+  policy::{Language, PolicyOverrides},
+  Policy, Rejection, Validated,
+};
 use crate::common::{args, Preset};
 
 /// Options of `validate()`. Every field defaults to the preset's value.
@@ -52,21 +55,13 @@ impl ValidateOptions {
       policy.language = Language::parse(language)
         .ok_or_else(|| format!("options.language must be 'javascript' or 'typescript' (got '{language}')"))?;
     }
-    if let Some(v) = self.allow_loops {
-      policy.allow_loops = v;
-    }
-    if let Some(v) = self.allow_console {
-      policy.allow_console = v;
-    }
-    if let Some(v) = &self.disabled_builtins {
-      policy.set_disabled_builtins(v.clone());
-    }
-    if let Some(v) = &self.disabled_globals {
-      policy.disabled_globals = v.clone();
-    }
-    if let Some(v) = args::non_negative(self.max_script_bytes, "options.maxScriptBytes")? {
-      policy.max_script_bytes = v;
-    }
+    policy.apply(PolicyOverrides {
+      allow_loops: self.allow_loops,
+      allow_console: self.allow_console,
+      disabled_builtins: self.disabled_builtins.as_deref(),
+      disabled_globals: self.disabled_globals.as_deref(),
+      max_script_bytes: args::non_negative(self.max_script_bytes, "options.maxScriptBytes")?,
+    });
     if let Some(v) = args::non_negative(self.max_nesting_depth, "options.maxNestingDepth")? {
       policy.max_nesting_depth = u32::try_from(v).map_err(|_| "options.maxNestingDepth is too large".to_string())?;
     }

@@ -90,7 +90,37 @@ impl SelfReference {
   }
 }
 
+/// Option values that adjust a preset's policy (shared by `validate()` and `Sandbox`); `None`
+/// keeps the preset's value.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PolicyOverrides<'a> {
+  pub allow_loops: Option<bool>,
+  pub allow_console: Option<bool>,
+  pub disabled_builtins: Option<&'a [String]>,
+  pub disabled_globals: Option<&'a [String]>,
+  pub max_script_bytes: Option<u64>,
+}
+
 impl Policy {
+  /// Applies explicit options on top of the preset.
+  pub fn apply(&mut self, overrides: PolicyOverrides<'_>) {
+    if let Some(v) = overrides.allow_loops {
+      self.allow_loops = v;
+    }
+    if let Some(v) = overrides.allow_console {
+      self.allow_console = v;
+    }
+    if let Some(v) = overrides.disabled_builtins {
+      self.set_disabled_builtins(v.to_vec());
+    }
+    if let Some(v) = overrides.disabled_globals {
+      self.disabled_globals = v.to_vec();
+    }
+    if let Some(v) = overrides.max_script_bytes {
+      self.max_script_bytes = v;
+    }
+  }
+
   pub fn from_preset(preset: Preset) -> Self {
     let d = preset.defaults();
     Self {
