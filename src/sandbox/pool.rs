@@ -239,6 +239,13 @@ fn spawn_worker(inner: &Arc<Inner>) -> Result<Arc<Worker>, String> {
   Ok(worker)
 }
 
+/// One execution fewer lives on this worker.
+fn release_load(me: &Weak<Worker>) {
+  if let Some(w) = me.upgrade() {
+    w.load.fetch_sub(1, Ordering::AcqRel);
+  }
+}
+
 fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Weak<Worker>, inner: Weak<Inner>) {
   let mut engine = match Engine::new() {
     Ok(engine) => engine,
@@ -261,9 +268,7 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
   let mut next_key: u64 = 0;
   let finish = |shared: &Arc<Shared>, completed, me: &Weak<Worker>| {
     shared.complete(completed);
-    if let Some(w) = me.upgrade() {
-      w.load.fetch_sub(1, Ordering::AcqRel);
-    }
+    release_load(me);
   };
 
   let config = match inner.upgrade() {
@@ -308,9 +313,7 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
         spare_failed = false;
         let shared = job.shared.clone();
         if shared.stop() != Stop::Running || shared.is_completed() || !shared.mark_started() {
-          if let Some(w) = me.upgrade() {
-            w.load.fetch_sub(1, Ordering::AcqRel);
-          }
+          release_load(&me);
           continue;
         }
         let deadline = Instant::now() + job.exec.timeout;
@@ -331,9 +334,7 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
           Ok(Err(completed)) => finish(&shared, *completed, &me),
           Err(_) => {
             shared.complete_from_outside(crashed());
-            if let Some(w) = me.upgrade() {
-              w.load.fetch_sub(1, Ordering::AcqRel);
-            }
+            release_load(&me);
           }
         }
       }

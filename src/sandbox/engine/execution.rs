@@ -759,11 +759,7 @@ pub(crate) fn native_primitives<'js>(ctx: &Ctx<'js>, slot: &StateSlot) -> rquick
     native.set(
       "hostCall",
       Function::new(ctx.clone(), move |ctx: Ctx<'js>, kind: i32, name: String, args: String| {
-        let state = slot.borrow().clone();
-        match state {
-          Some(state) => host_call(ctx, &state, kind, name, args),
-          None => Err(Exception::throw_internal(&ctx, "The sandbox is not ready")),
-        }
+        with_state(&ctx, &slot, |state| host_call(ctx.clone(), state, kind, name, args))
       })?,
     )?;
   }
