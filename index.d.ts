@@ -182,6 +182,46 @@ export declare class Sandbox {
   dispose(): Promise<void>
 }
 
+/**
+ * A searchable set of tools: BM25 on tantivy over names, descriptions, tags, input property names
+ * and examples, with stemming, synonyms and typo tolerance (`api.md` §4).
+ */
+export declare class ToolIndex {
+  /** Throws `TypeError` (`ERR_INVALID_ARG`) for invalid options. */
+  constructor(options?: ToolIndexOptions)
+  /**
+   * Adds tools, replacing indexed tools of the same name. Searchable at the next `search`.
+   * Throws `TypeError` (`ERR_INVALID_ARG`) if any tool is malformed; then nothing is added.
+   */
+  upsert(tools: IndexedTool[]): void
+  /** Removes tools by name; unknown names are ignored. */
+  remove(names: string[]): void
+  /** Removes every tool. */
+  clear(): void
+  /**
+   * The best tools for a natural-language query, best first; `[]` when nothing matches.
+   * Equal scores are ordered by name. Throws `TypeError` (`ERR_INVALID_ARG`) for a non-string
+   * query or invalid options.
+   */
+  search(query: string, options?: ToolSearchOptions): Array<SearchHit>
+  /** How many tools are indexed (pending writes included). */
+  get size(): number
+}
+
+/** A tool to index. `name` is its identity: upserting the same name replaces the entry. */
+export interface IndexedTool {
+  name: string
+  appId?: string
+  description?: string
+  /** Where the tool comes from (`'inline'`, `'openapi'`, ...), for the `sources` filter. */
+  source?: string
+  tags?: Array<string>
+  /** A JSON Schema; its property names (nested ones too) are searchable. */
+  inputSchema?: Record<string, unknown>
+  /** Examples: strings, or `{ description, input, output? }` objects whose `description` is searchable. */
+  examples?: Array<string | { description: string; input?: unknown; output?: unknown }>
+}
+
 /** Options of `new Sandbox(options)`. Every field defaults to the preset's value (`api.md` §2.1). */
 export interface SandboxOptions {
   /**
@@ -274,6 +314,53 @@ export interface SandboxOptions {
    * @default 10000
    */
   queueTimeoutMs?: number
+}
+
+/** One search result. */
+export interface SearchHit {
+  name: string
+  appId?: string
+  /** The tool's description (`''` when it has none). */
+  description: string
+  source?: string
+  /** In [0, 1]: 1 only for an exact name; the same threshold means the same for every query. */
+  score: number
+}
+
+/** Options of `new ToolIndex()`. */
+export interface ToolIndexOptions {
+  /**
+   * Expand query words with the built-in synonym table ("ticket" finds `create_issue`), weighted
+   * below the words themselves.
+   * @default true
+   */
+  synonyms?: boolean
+  /**
+   * Correct query words no tool contains to indexed words one edit away ("repostory"), weighted
+   * below exact words. Words shorter than 5 characters are not corrected.
+   * @default true
+   */
+  fuzzy?: boolean
+}
+
+/** Options of `ToolIndex.search()`. An empty filter list does not filter. */
+export interface ToolSearchOptions {
+  /**
+   * The most hits returned.
+   * @default 8
+   */
+  topK?: number
+  /** Only tools with one of these `appId`s. */
+  appIds?: Array<string>
+  /** Only tools with at least one of these tags. */
+  tags?: Array<string>
+  /** Only tools with one of these sources. */
+  sources?: Array<string>
+  /**
+   * Only hits scoring at least this (0..1; see the score's definition in the README).
+   * @default 0
+   */
+  minScore?: number
 }
 
 /**

@@ -836,4 +836,5 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.Sandbox = nativeBinding.Sandbox
+module.exports.ToolIndex = nativeBinding.ToolIndex
 module.exports.validate = nativeBinding.validate

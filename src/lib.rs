@@ -8,6 +8,7 @@
 //! | `common`     | —           | presets, error codes and argument checks shared by every layer  |
 //! | `validator`  | `validate`  | oxc parse, AgentScript rules, TypeScript stripping, rewriting   |
 //! | `sandbox`    | `Sandbox`   | QuickJS runtimes, limits, the thread pool, the host-call bridge |
+//! | `search`     | `ToolIndex` | tool search: analysis, synonyms, typos, BM25 on tantivy, score  |
 //!
 //! The core of every layer is plain Rust (tested with `cargo test`); the napi surface lives in each
 //! layer's `binding.rs` and is kept thin.
@@ -15,4 +16,5 @@
 
 pub mod common;
 pub mod sandbox;
+pub mod search;
 pub mod validator;

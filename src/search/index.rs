@@ -1,0 +1,473 @@
+//! `ToolIndex`'s core: an in-RAM tantivy index with one `IndexWriter` and one reader kept for the
+//! index's life, plus the per-tool analyzed terms and the term statistics the score needs.
+//!
+//! Writes are buffered: `upsert`, `remove` and `clear` change the writer and the maps at once and
+//! the next `search` commits them (one commit for a whole batch, however it arrived). Retrieval is
+//! tantivy's BM25 over the weighted fields (`score::FIELD_WEIGHT`), with synonym and typo forms as
+//! lower-boosted term clauses; the best candidates are then scored by `score::score`.
+
+use std::collections::{HashMap, HashSet};
+
+use tantivy::{
+  collector::TopDocs,
+  columnar::Column,
+  indexer::IndexWriterOptions,
+  query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery, TermSetQuery},
+  schema::{Field as SchemaField, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING},
+  tokenizer::{TextAnalyzer, WhitespaceTokenizer},
+  Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term,
+};
+
+use super::{
+  analysis::{self, name_key, stem},
+  score::{self, Field, FieldTerms, QueryTerm, FIELDS, FIELD_WEIGHT, SYNONYM, TYPO},
+  synonyms, typo, Tool,
+};
+
+/// `search` returns this many hits unless `topK` says otherwise (as `CodeCall`'s `topK`).
+pub const DEFAULT_TOP_K: usize = 8;
+/// Only the first this many distinct query words are used.
+pub const MAX_QUERY_WORDS: usize = 32;
+/// Only the first this many characters of a query are read.
+pub const MAX_QUERY_CHARS: usize = 4096;
+/// At least this many BM25 candidates are scored, whatever `topK` is.
+const MIN_CANDIDATES: usize = 64;
+/// Words taken from one field of one tool (descriptions can be long; hostile ones can be huge).
+const MAX_FIELD_WORDS: usize = 1024;
+/// The exact-name clause outweighs every other clause, so an exact name is always a candidate.
+const EXACT_NAME_BOOST: f32 = 8.0;
+const TERMS_TOKENIZER: &str = "cc_terms";
+
+/// `new ToolIndex(options)`.
+#[derive(Clone, Copy, Debug)]
+pub struct IndexOptions {
+  /// Expand query words with the curated synonym table.
+  pub synonyms: bool,
+  /// Correct query words the index does not know to indexed words one edit away.
+  pub fuzzy: bool,
+}
+
+impl Default for IndexOptions {
+  fn default() -> Self {
+    Self { synonyms: true, fuzzy: true }
+  }
+}
+
+/// `search(query, options)`. Empty filter lists do not filter.
+#[derive(Clone, Debug)]
+pub struct SearchOptions {
+  pub top_k: usize,
+  pub app_ids: Vec<String>,
+  pub tags: Vec<String>,
+  pub sources: Vec<String>,
+  pub min_score: f64,
+}
+
+impl Default for SearchOptions {
+  fn default() -> Self {
+    Self { top_k: DEFAULT_TOP_K, app_ids: Vec::new(), tags: Vec::new(), sources: Vec::new(), min_score: 0.0 }
+  }
+}
+
+/// One search result (`api.md` §4 `SearchHit`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+  pub name: String,
+  pub app_id: Option<String>,
+  pub description: String,
+  pub source: Option<String>,
+  pub score: f64,
+}
+
+/// The engine failed (never expected of an in-RAM index; reported, not unwrapped).
+#[derive(Debug, thiserror::Error)]
+#[error("tool index: {0}")]
+pub struct IndexError(#[from] TantivyError);
+
+struct SchemaFields {
+  id: SchemaField,
+  key: SchemaField,
+  app_id: SchemaField,
+  tag: SchemaField,
+  source: SchemaField,
+  text: [SchemaField; 6],
+}
+
+/// One indexed tool: what a hit returns, and what scoring and the statistics need.
+struct Entry {
+  tool: Tool,
+  keys: Vec<String>,
+  terms: FieldTerms,
+  /// Every distinct stem of the tool, for document frequencies, with the fields it occurs in.
+  stems: HashMap<String, [bool; 6]>,
+  /// Every distinct surface word, for typo correction.
+  words: Vec<String>,
+}
+
+/// A searchable set of tools (`api.md` §4).
+pub struct ToolIndex {
+  options: IndexOptions,
+  writer: IndexWriter<TantivyDocument>,
+  reader: IndexReader,
+  fields: SchemaFields,
+  entries: HashMap<u64, Entry>,
+  ids: HashMap<String, u64>,
+  next_id: u64,
+  /// Per stem: how many tools have it, in any field and in each field.
+  doc_freq: HashMap<String, (u32, [u32; 6])>,
+  /// Per surface word: how many tools have it.
+  vocabulary: HashMap<String, u32>,
+  uncommitted: bool,
+}
+
+impl ToolIndex {
+  pub fn new(options: IndexOptions) -> Result<Self, IndexError> {
+    let mut builder = Schema::builder();
+    let terms = TextOptions::default().set_indexing_options(
+      TextFieldIndexing::default().set_tokenizer(TERMS_TOKENIZER).set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = SchemaFields {
+      id: builder.add_u64_field("id", INDEXED | FAST),
+      key: builder.add_text_field("key", STRING),
+      app_id: builder.add_text_field("app_id", STRING),
+      tag: builder.add_text_field("tag", STRING),
+      source: builder.add_text_field("source", STRING),
+      text: FIELDS.map(|f| builder.add_text_field(field_name(f), terms.clone())),
+    };
+    let index = Index::create_in_ram(builder.build());
+    index.tokenizers().register(TERMS_TOKENIZER, TextAnalyzer::from(WhitespaceTokenizer::default()));
+    let writer =
+      index.writer_with_options(IndexWriterOptions::builder().num_worker_threads(1).num_merge_threads(1).build())?;
+    let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+    Ok(Self {
+      options,
+      writer,
+      reader,
+      fields,
+      entries: HashMap::new(),
+      ids: HashMap::new(),
+      next_id: 0,
+      doc_freq: HashMap::new(),
+      vocabulary: HashMap::new(),
+      uncommitted: false,
+    })
+  }
+
+  /// How many tools are indexed.
+  pub fn len(&self) -> usize {
+    self.entries.len()
+  }
+
+  pub fn is_empty(&self) -> bool {
+    self.entries.is_empty()
+  }
+
+  /// Adds tools, replacing any indexed tool of the same name (the last of repeated names wins).
+  pub fn upsert(&mut self, tools: Vec<Tool>) -> Result<(), IndexError> {
+    for tool in tools {
+      if let Some(old) = self.ids.remove(&tool.name) {
+        self.forget(old);
+      }
+      let id = self.next_id;
+      self.next_id += 1;
+      let (entry, texts) = analyze(tool);
+      self.writer.add_document(self.document(id, &entry, texts))?;
+      for (stem, in_fields) in &entry.stems {
+        let counts = self.doc_freq.entry(stem.clone()).or_default();
+        counts.0 += 1;
+        for (count, present) in counts.1.iter_mut().zip(in_fields) {
+          *count += u32::from(*present);
+        }
+      }
+      for word in &entry.words {
+        *self.vocabulary.entry(word.clone()).or_default() += 1;
+      }
+      self.ids.insert(entry.tool.name.clone(), id);
+      self.entries.insert(id, entry);
+      self.uncommitted = true;
+    }
+    Ok(())
+  }
+
+  /// Removes tools by name; unknown names are ignored.
+  pub fn remove<S: AsRef<str>>(&mut self, names: &[S]) {
+    for name in names {
+      if let Some(id) = self.ids.remove(name.as_ref()) {
+        self.forget(id);
+      }
+    }
+  }
+
+  /// Removes every tool.
+  pub fn clear(&mut self) -> Result<(), IndexError> {
+    self.writer.delete_all_documents()?;
+    self.entries.clear();
+    self.ids.clear();
+    self.doc_freq.clear();
+    self.vocabulary.clear();
+    self.uncommitted = true;
+    Ok(())
+  }
+
+  /// The best tools for `query`, best first (see `score` for what the score means).
+  pub fn search(&mut self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>, IndexError> {
+    self.commit()?;
+    if self.entries.is_empty() || options.top_k == 0 {
+      return Ok(Vec::new());
+    }
+    let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
+    let terms = self.query_terms(&query);
+    if terms.is_empty() {
+      return Ok(Vec::new());
+    }
+    let whole = name_key(&query);
+
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    clauses.push((
+      Occur::Should,
+      boosted(TermQuery::new(self.term(self.fields.key, &whole), IndexRecordOption::Basic), EXACT_NAME_BOOST),
+    ));
+    for term in &terms {
+      for (form, weight) in &term.forms {
+        let Some((_, per_field)) = self.doc_freq.get(form) else { continue };
+        for field in FIELDS {
+          if per_field[field as usize] > 0 {
+            let t = self.term(self.fields.text[field as usize], form);
+            clauses.push((
+              Occur::Should,
+              boosted(TermQuery::new(t, IndexRecordOption::WithFreqs), FIELD_WEIGHT[field as usize] * weight),
+            ));
+          }
+        }
+      }
+    }
+    let mut query: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
+    let filters = [
+      (self.fields.app_id, &options.app_ids),
+      (self.fields.tag, &options.tags),
+      (self.fields.source, &options.sources),
+    ];
+    if filters.iter().any(|(_, values)| !values.is_empty()) {
+      let mut all = vec![(Occur::Must, query)];
+      for (field, values) in filters {
+        if !values.is_empty() {
+          let set = TermSetQuery::new(values.iter().map(|v| Term::from_field_text(field, v)));
+          all.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(set), 0.0))));
+        }
+      }
+      query = Box::new(BooleanQuery::new(all));
+    }
+
+    let searcher = self.reader.searcher();
+    let limit = options.top_k.saturating_mul(4).max(MIN_CANDIDATES).min(self.entries.len());
+    let candidates = searcher.search(&*query, &TopDocs::with_limit(limit).order_by_score())?;
+    let mut columns: HashMap<u32, Column<u64>> = HashMap::new();
+    let mut hits = Vec::with_capacity(candidates.len());
+    for (bm25, address) in candidates {
+      let column = match columns.get(&address.segment_ord) {
+        Some(c) => c,
+        None => {
+          let c = searcher.segment_reader(address.segment_ord).fast_fields().u64("id")?;
+          columns.entry(address.segment_ord).or_insert(c)
+        }
+      };
+      let Some(entry) = column.first(address.doc_id).and_then(|id| self.entries.get(&id)) else { continue };
+      let score = if entry.keys.contains(&whole) { 1.0 } else { score::score(&terms, &entry.terms, bm25) };
+      if score > 0.0 && score >= options.min_score {
+        hits.push((score, entry));
+      }
+    }
+    hits.sort_by(|(a, x), (b, y)| b.total_cmp(a).then_with(|| x.tool.name.cmp(&y.tool.name)));
+    hits.truncate(options.top_k);
+    Ok(
+      hits
+        .into_iter()
+        .map(|(score, e)| Hit {
+          name: e.tool.name.clone(),
+          app_id: e.tool.app_id.clone(),
+          description: e.tool.description.clone().unwrap_or_default(),
+          source: e.tool.source.clone(),
+          score,
+        })
+        .collect(),
+    )
+  }
+
+  /// Makes buffered writes searchable.
+  fn commit(&mut self) -> Result<(), IndexError> {
+    if self.uncommitted {
+      self.writer.commit()?;
+      self.reader.reload()?;
+      self.uncommitted = false;
+    }
+    Ok(())
+  }
+
+  /// The analyzed query: one term per distinct stem, each with its forms that some tool has.
+  fn query_terms(&self, query: &str) -> Vec<QueryTerm> {
+    let docs = self.entries.len() as u64;
+    let df = |stem: &str| self.doc_freq.get(stem).map_or(0, |(n, _)| u64::from(*n));
+    let mut terms: Vec<QueryTerm> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for word in analysis::words(query, usize::MAX) {
+      if seen.len() >= MAX_QUERY_WORDS {
+        break;
+      }
+      if seen.contains(&word.stem) {
+        continue;
+      }
+      seen.push(word.stem.clone());
+      let mut forms: Vec<(String, f32)> = Vec::new();
+      let add = |forms: &mut Vec<(String, f32)>, form: &str, weight: f32| {
+        if df(form) > 0 && !forms.iter().any(|(f, _)| f == form) {
+          forms.push((form.to_string(), weight));
+        }
+      };
+      add(&mut forms, &word.stem, 1.0);
+      if self.options.synonyms {
+        for s in synonyms::of(&word.stem) {
+          add(&mut forms, s, SYNONYM);
+        }
+      }
+      if self.options.fuzzy && df(&word.stem) == 0 && !self.vocabulary.contains_key(&word.surface) {
+        for (correction, _) in typo::corrections(&word.surface, &self.vocabulary) {
+          let corrected = stem(correction);
+          add(&mut forms, &corrected, TYPO);
+          if self.options.synonyms {
+            for s in synonyms::of(&corrected) {
+              add(&mut forms, s, TYPO * SYNONYM);
+            }
+          }
+        }
+      }
+      terms.push(QueryTerm { idf: score::idf(docs, df(&word.stem)), forms });
+    }
+    if terms.iter().all(|t| t.forms.is_empty()) {
+      return Vec::new();
+    }
+    terms
+  }
+
+  fn term(&self, field: SchemaField, text: &str) -> Term {
+    Term::from_field_text(field, text)
+  }
+
+  /// Drops a tool from the writer, the maps and the statistics.
+  fn forget(&mut self, id: u64) {
+    self.writer.delete_term(Term::from_field_u64(self.fields.id, id));
+    if let Some(entry) = self.entries.remove(&id) {
+      for (stem, in_fields) in &entry.stems {
+        if let Some(counts) = self.doc_freq.get_mut(stem) {
+          counts.0 = counts.0.saturating_sub(1);
+          for (count, present) in counts.1.iter_mut().zip(in_fields) {
+            *count = count.saturating_sub(u32::from(*present));
+          }
+          if counts.0 == 0 {
+            self.doc_freq.remove(stem);
+          }
+        }
+      }
+      for word in &entry.words {
+        if let Some(n) = self.vocabulary.get_mut(word) {
+          *n = n.saturating_sub(1);
+          if *n == 0 {
+            self.vocabulary.remove(word);
+          }
+        }
+      }
+    }
+    self.uncommitted = true;
+  }
+
+  fn document(&self, id: u64, entry: &Entry, texts: [String; 6]) -> TantivyDocument {
+    let f = &self.fields;
+    let mut doc = TantivyDocument::default();
+    doc.add_u64(f.id, id);
+    for key in &entry.keys {
+      doc.add_text(f.key, key);
+    }
+    if let Some(app) = &entry.tool.app_id {
+      doc.add_text(f.app_id, app);
+    }
+    for tag in &entry.tool.tags {
+      doc.add_text(f.tag, tag);
+    }
+    if let Some(source) = &entry.tool.source {
+      doc.add_text(f.source, source);
+    }
+    for (field, text) in FIELDS.iter().zip(texts) {
+      if !text.is_empty() {
+        doc.add_text(f.text[*field as usize], text);
+      }
+    }
+    doc
+  }
+}
+
+fn boosted(query: impl Query, boost: f32) -> Box<dyn Query> {
+  Box::new(BoostQuery::new(Box::new(query), boost))
+}
+
+fn field_name(field: Field) -> &'static str {
+  match field {
+    Field::Name => "name",
+    Field::App => "app",
+    Field::Tags => "tags",
+    Field::Properties => "properties",
+    Field::Description => "description",
+    Field::Examples => "examples",
+  }
+}
+
+/// The analyzed words of each field of a tool, in order, repeats kept (BM25 counts them).
+fn field_words(tool: &Tool) -> [Vec<analysis::Word>; 6] {
+  let many = |texts: &[String]| {
+    let mut out = Vec::new();
+    for t in texts {
+      if out.len() >= MAX_FIELD_WORDS {
+        break;
+      }
+      out.extend(analysis::words(t, MAX_FIELD_WORDS - out.len()));
+    }
+    out
+  };
+  let one = |text: Option<&String>| text.map_or_else(Vec::new, |t| analysis::words(t, MAX_FIELD_WORDS));
+  [
+    analysis::words(&tool.name, MAX_FIELD_WORDS),
+    one(tool.app_id.as_ref()),
+    many(&tool.tags),
+    many(&tool.properties),
+    one(tool.description.as_ref()),
+    many(&tool.examples),
+  ]
+}
+
+/// Analyzes a tool: its entry, and per field the stems to index (space-separated, repeats kept).
+fn analyze(tool: Tool) -> (Entry, [String; 6]) {
+  let fields = field_words(&tool);
+  let mut terms: FieldTerms = Default::default();
+  let mut texts: [String; 6] = Default::default();
+  let mut stems: HashMap<String, [bool; 6]> = HashMap::new();
+  let mut words: HashSet<String> = HashSet::new();
+  for (i, field) in fields.into_iter().enumerate() {
+    for word in field {
+      if !texts[i].is_empty() {
+        texts[i].push(' ');
+      }
+      texts[i].push_str(&word.stem);
+      stems.entry(word.stem.clone()).or_default()[i] = true;
+      terms[i].push(word.stem);
+      words.insert(word.surface);
+    }
+    terms[i].sort_unstable();
+    terms[i].dedup();
+  }
+  let mut keys = vec![name_key(&tool.name)];
+  if let Some((_, local)) = tool.name.rsplit_once(':') {
+    let local = name_key(local);
+    if !local.is_empty() && !keys.contains(&local) {
+      keys.push(local);
+    }
+  }
+  (Entry { tool, keys, terms, stems, words: words.into_iter().collect() }, texts)
+}

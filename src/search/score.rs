@@ -1,0 +1,151 @@
+//! The one score formula (`api.md` §4): a number in [0, 1] that means the same for every query,
+//! so one `minScore` works everywhere.
+//!
+//! For a query with terms `t` (stop words dropped, stemmed) and a tool `d`:
+//!
+//! - `idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))`, BM25's inverse document frequency over
+//!   the `N` indexed tools (a term no tool contains gets the largest weight).
+//! - `match(t, d)` is the best, over the term's forms and the tool's fields, of
+//!   `FIELD_WEIGHT[field] × FORM_WEIGHT[form]`: the word itself (or its stem) 1, a synonym
+//!   [`SYNONYM`], a typo correction [`TYPO`]; fields: name 1, description and tags 0.7, input
+//!   property names, app id and examples 0.5.
+//! - `coverage = Σ idf(t)·match(t, d) / Σ idf(t)`: how much of the query the tool answers.
+//! - `precision` = the share of the tool's name words that the query names (by the same form
+//!   weights): `create issue` covers all of `create_issue` but half of `create_issue_comment`.
+//! - `bm25 = bm25(d) / (bm25(d) + Σ idf(t))`: tantivy's BM25 over the weighted fields, saturated;
+//!   it separates tools whose coverage and precision tie (term frequency, field length).
+//!
+//! `score = coverage × (0.80 + 0.15·precision + 0.05·bm25)`, rounded to 4 decimals, and exactly 1
+//! when the query is the tool's name (ignoring case and `_ - . /`, with or without the app prefix
+//! before `:`). Only an exact name reaches 1; anything else is at most 0.9999. Equal scores are ordered by name.
+
+/// The searchable fields, in the order of the per-field arrays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+  Name = 0,
+  App = 1,
+  Tags = 2,
+  Properties = 3,
+  Description = 4,
+  Examples = 5,
+}
+
+pub const FIELDS: [Field; 6] =
+  [Field::Name, Field::App, Field::Tags, Field::Properties, Field::Description, Field::Examples];
+
+/// How much a match in each field counts, by [`Field`] order.
+pub const FIELD_WEIGHT: [f32; 6] = [1.0, 0.5, 0.7, 0.5, 0.7, 0.5];
+
+/// A match through a synonym counts this much of a match of the word itself.
+pub const SYNONYM: f32 = 0.7;
+/// A match through a typo correction counts this much.
+pub const TYPO: f32 = 0.6;
+
+/// One query term and the forms it matches, each with its form weight (1, [`SYNONYM`], [`TYPO`]).
+#[derive(Clone, Debug)]
+pub struct QueryTerm {
+  pub idf: f64,
+  pub forms: Vec<(String, f32)>,
+}
+
+/// The analyzed terms of one tool, per field, each list sorted and without repeats.
+pub type FieldTerms = [Vec<String>; 6];
+
+/// BM25's inverse document frequency.
+pub fn idf(docs: u64, df: u64) -> f64 {
+  let (n, df) = (docs as f64, df.min(docs) as f64);
+  (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// The score of a tool that is not an exact name match (see the module docs).
+pub fn score(terms: &[QueryTerm], tool: &FieldTerms, bm25: f32) -> f64 {
+  let mut covered = 0.0;
+  let mut total = 0.0;
+  for term in terms {
+    let mut best = 0f32;
+    for (form, weight) in &term.forms {
+      for field in FIELDS {
+        let w = FIELD_WEIGHT[field as usize] * weight;
+        if w > best && tool[field as usize].binary_search(form).is_ok() {
+          best = w;
+        }
+      }
+    }
+    covered += term.idf * f64::from(best);
+    total += term.idf;
+  }
+  if total <= 0.0 || covered <= 0.0 {
+    return 0.0;
+  }
+  let coverage = covered / total;
+  let name = &tool[Field::Name as usize];
+  let precision = if name.is_empty() {
+    0.0
+  } else {
+    let named: f32 = name
+      .iter()
+      .map(|word| {
+        terms.iter().flat_map(|t| &t.forms).filter(|(form, _)| form == word).map(|(_, w)| *w).fold(0.0, f32::max)
+      })
+      .sum();
+    f64::from(named) / name.len() as f64
+  };
+  let bm25 = f64::from(bm25.max(0.0));
+  let bm25 = bm25 / (bm25 + total);
+  round(coverage * (0.80 + 0.15 * precision + 0.05 * bm25)).min(BELOW_EXACT)
+}
+
+/// The highest score of a tool that is not an exact name match.
+pub const BELOW_EXACT: f64 = 0.9999;
+
+/// Scores are reported and compared at 4 decimals, so ties a user can see are ordered by name.
+pub fn round(score: f64) -> f64 {
+  (score.clamp(0.0, 1.0) * 10_000.0).round() / 10_000.0
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn terms(words: &[&[(&str, f32)]]) -> Vec<QueryTerm> {
+    words
+      .iter()
+      .map(|forms| QueryTerm { idf: 1.0, forms: forms.iter().map(|(f, w)| (f.to_string(), *w)).collect() })
+      .collect()
+  }
+
+  fn tool(name: &[&str], description: &[&str]) -> FieldTerms {
+    let mut t: FieldTerms = Default::default();
+    t[0] = name.iter().map(|s| s.to_string()).collect();
+    t[0].sort();
+    t[4] = description.iter().map(|s| s.to_string()).collect();
+    t[4].sort();
+    t
+  }
+
+  #[test]
+  fn name_beats_description_beats_synonym() {
+    let q = terms(&[&[("creat", 1.0)], &[("issu", 1.0), ("ticket", SYNONYM)]]);
+    let in_name = score(&q, &tool(&["creat", "issu"], &[]), 3.0);
+    let in_description = score(&q, &tool(&["new"], &["creat", "issu"]), 3.0);
+    let by_synonym = score(&q, &tool(&["creat", "ticket"], &[]), 3.0);
+    assert!(in_name > by_synonym && in_name > in_description, "{in_name} {by_synonym} {in_description}");
+    assert!(in_name < 1.0, "only an exact name reaches 1");
+  }
+
+  #[test]
+  fn precision_prefers_the_shorter_name() {
+    let q = terms(&[&[("creat", 1.0)], &[("issu", 1.0)]]);
+    assert!(score(&q, &tool(&["creat", "issu"], &[]), 1.0) > score(&q, &tool(&["comment", "creat", "issu"], &[]), 1.0));
+  }
+
+  #[test]
+  fn bounds() {
+    let q = terms(&[&[("x", 1.0)]]);
+    assert_eq!(score(&q, &tool(&["y"], &[]), 5.0), 0.0);
+    assert_eq!(score(&[], &tool(&["y"], &[]), 5.0), 0.0);
+    let s = score(&q, &tool(&["x"], &["x"]), f32::MAX);
+    assert!(s > 0.0 && s <= 1.0);
+    assert!(idf(10, 0) > idf(10, 5) && idf(10, 10) > 0.0 && idf(0, 0) > 0.0);
+  }
+}

@@ -1,0 +1,184 @@
+//! Ranking on small fixed sets, updates, filters and hostile queries, on the plain-Rust core.
+#![allow(clippy::expect_used)] // tests: a failed setup should fail loudly
+
+use super::*;
+
+fn tool(name: &str, app: &str, description: &str) -> Tool {
+  Tool { name: name.into(), app_id: Some(app.into()), description: Some(description.into()), ..Tool::default() }
+}
+
+fn index(tools: Vec<Tool>) -> ToolIndex {
+  let mut index = ToolIndex::new(IndexOptions::default()).expect("index");
+  index.upsert(tools).expect("upsert");
+  index
+}
+
+fn names(index: &mut ToolIndex, query: &str) -> Vec<String> {
+  index.search(query, &SearchOptions::default()).expect("search").into_iter().map(|h| h.name).collect()
+}
+
+fn score_of(index: &mut ToolIndex, query: &str, name: &str) -> Option<f64> {
+  let options = SearchOptions { top_k: 100, ..SearchOptions::default() };
+  index.search(query, &options).expect("search").into_iter().find(|h| h.name == name).map(|h| h.score)
+}
+
+fn tracker() -> Vec<Tool> {
+  vec![
+    tool("create_issue", "github", "Create a new issue in a GitHub repository"),
+    tool("list_issues", "github", "List issues in a GitHub repository with filters"),
+    tool("add_comment", "github", "Add a comment to an issue or pull request"),
+    tool("delete_file", "github", "Delete a file from a repository"),
+    tool("send_message", "slack", "Post a message to a Slack channel"),
+    tool("list_channels", "slack", "List public channels in the workspace"),
+    tool("get_user", "slack", "Get a Slack user's avatar and profile by id"),
+    tool("search_docs", "notion", "Full-text search over pages and databases; can also create issue templates"),
+  ]
+}
+
+#[test]
+fn exact_name_scores_one_and_beats_description_matches() {
+  let mut index = index(tracker());
+  let hits = index.search("create_issue", &SearchOptions::default()).expect("search");
+  assert_eq!(hits[0].name, "create_issue");
+  assert_eq!(hits[0].score, 1.0);
+  assert!(hits[1..].iter().all(|h| h.score < 1.0));
+  // Words of the name beat the same words found only in a description.
+  let names = names(&mut index, "create issue");
+  let notion = names.iter().position(|n| n == "search_docs");
+  assert_eq!(names[0], "create_issue");
+  assert!(notion.is_none_or(|p| p > 0));
+  // Case, separators and the app prefix do not matter for an exact name.
+  let mut prefixed = self::index(vec![tool("github:createIssue", "github", "Open an issue")]);
+  assert_eq!(score_of(&mut prefixed, "create-issue", "github:createIssue"), Some(1.0));
+  assert_eq!(score_of(&mut prefixed, "GitHub:Create_Issue", "github:createIssue"), Some(1.0));
+}
+
+#[test]
+fn synonyms_are_found_but_rank_below_the_words_themselves() {
+  let mut index = index(vec![
+    tool("create_issue", "github", "Create an issue"),
+    tool("create_ticket", "zendesk", "Create a support ticket"),
+  ]);
+  assert_eq!(names(&mut index, "open a ticket")[0], "create_ticket");
+  let exact = score_of(&mut index, "create ticket", "create_ticket").expect("exact hit");
+  let synonym = score_of(&mut index, "create ticket", "create_issue").expect("synonym hit");
+  assert!(exact > synonym, "{exact} vs {synonym}");
+  // Only through a synonym: "remove" finds delete_file.
+  let mut index = self::index(tracker());
+  assert_eq!(names(&mut index, "remove a file")[0], "delete_file");
+  let mut plain = ToolIndex::new(IndexOptions { synonyms: false, fuzzy: true }).expect("index");
+  plain.upsert(tracker()).expect("upsert");
+  assert!(!names(&mut plain, "erase").contains(&"delete_file".to_string()));
+}
+
+#[test]
+fn typos_are_found_but_rank_below_exact_words() {
+  let mut index = index(vec![
+    tool("list_repositories", "github", "List repositories of a user"),
+    tool("list_channels", "slack", "List channels"),
+  ]);
+  assert_eq!(names(&mut index, "list repostories")[0], "list_repositories");
+  let typo = score_of(&mut index, "list repostories", "list_repositories").expect("typo hit");
+  let exact = score_of(&mut index, "list repositories", "list_repositories").expect("exact hit");
+  assert!(exact > typo, "{exact} vs {typo}");
+  let mut strict = ToolIndex::new(IndexOptions { synonyms: true, fuzzy: false }).expect("index");
+  strict.upsert(vec![tool("list_repositories", "github", "List repositories")]).expect("upsert");
+  assert!(names(&mut strict, "repostories").is_empty());
+}
+
+#[test]
+fn filters_by_app_tag_and_source() {
+  let mut tools = tracker();
+  tools[0].tags = vec!["write".into()];
+  tools[4].tags = vec!["write".into(), "chat".into()];
+  tools[4].source = Some("openapi".into());
+  let mut index = index(tools);
+  let search = |index: &mut ToolIndex, o: SearchOptions| -> Vec<String> {
+    index.search("list", &SearchOptions { top_k: 50, ..o }).expect("search").into_iter().map(|h| h.name).collect()
+  };
+  let slack = search(&mut index, SearchOptions { app_ids: vec!["slack".into()], ..Default::default() });
+  assert_eq!(slack, ["list_channels"]);
+  let both = search(&mut index, SearchOptions { app_ids: vec!["slack".into(), "github".into()], ..Default::default() });
+  assert_eq!(both, ["list_channels", "list_issues"]);
+  let hits = index
+    .search("message issue", &SearchOptions { tags: vec!["write".into()], top_k: 50, ..Default::default() })
+    .expect("search");
+  let mut tagged: Vec<_> = hits.into_iter().map(|h| h.name).collect();
+  tagged.sort();
+  assert_eq!(tagged, ["create_issue", "send_message"]);
+  let hits = index
+    .search("message issue", &SearchOptions { sources: vec!["openapi".into()], ..Default::default() })
+    .expect("search");
+  assert_eq!(hits.len(), 1);
+  assert_eq!(hits[0].source.as_deref(), Some("openapi"));
+  assert!(search(&mut index, SearchOptions { app_ids: vec!["nope".into()], ..Default::default() }).is_empty());
+}
+
+#[test]
+fn upsert_replaces_and_remove_removes() {
+  let mut index = index(tracker());
+  assert_eq!(index.len(), 8);
+  index.upsert(vec![tool("get_user", "slack", "Fetch the weather forecast")]).expect("upsert");
+  assert_eq!(index.len(), 8);
+  assert_eq!(names(&mut index, "weather forecast"), ["get_user"]);
+  assert!(names(&mut index, "avatar").is_empty(), "the old description is gone");
+  index.remove(&["get_user", "never_indexed"]);
+  assert_eq!(index.len(), 7);
+  assert!(names(&mut index, "weather forecast").is_empty());
+  assert!(names(&mut index, "get_user").is_empty());
+  // Repeated names in one batch: the last wins.
+  index.upsert(vec![tool("x_tool", "a", "alpha"), tool("x_tool", "a", "bravo")]).expect("upsert");
+  assert_eq!(index.len(), 8);
+  assert!(names(&mut index, "alpha").is_empty());
+  assert_eq!(names(&mut index, "bravo"), ["x_tool"]);
+  index.clear().expect("clear");
+  assert_eq!(index.len(), 0);
+  assert!(names(&mut index, "list").is_empty());
+  index.upsert(vec![tool("list_things", "a", "List things")]).expect("upsert");
+  assert_eq!(names(&mut index, "list"), ["list_things"]);
+}
+
+#[test]
+fn empty_nonsense_unicode_and_long_queries() {
+  let mut index = index(tracker());
+  for q in ["", "   ", "the a of", "xyzzy plugh", "???", "\u{0}\u{FFFF}"] {
+    assert!(names(&mut index, q).is_empty(), "{q:?}");
+  }
+  assert!(names(&mut index, "创建 issue 🐛").contains(&"create_issue".to_string()));
+  let long = "list channels ".repeat(100_000);
+  assert_eq!(names(&mut index, &long)[0], "list_channels");
+  let many: String = (0..5000).map(|i| format!("w{i} ")).collect();
+  assert!(names(&mut index, &many).is_empty());
+  let options = SearchOptions { top_k: 0, ..SearchOptions::default() };
+  assert!(index.search("list", &options).expect("search").is_empty());
+  let mut empty = self::index(vec![]);
+  assert!(names(&mut empty, "list").is_empty());
+}
+
+#[test]
+fn ties_are_ordered_by_name_and_scores_are_bounded() {
+  let mut index = index(vec![
+    tool("beta", "a", "archive the record"),
+    tool("alpha", "a", "archive the record"),
+    tool("gamma", "a", "archive the record"),
+  ]);
+  let hits = index.search("archive", &SearchOptions::default()).expect("search");
+  assert_eq!(hits.iter().map(|h| h.name.as_str()).collect::<Vec<_>>(), ["alpha", "beta", "gamma"]);
+  assert!(hits.iter().all(|h| h.score == hits[0].score && h.score > 0.0 && h.score < 1.0));
+  let min = SearchOptions { min_score: 0.99, ..SearchOptions::default() };
+  assert!(index.search("archive", &min).expect("search").is_empty());
+}
+
+#[test]
+fn ten_thousand_upserts_then_search() {
+  let mut index = index(vec![]);
+  for i in 0..10_000 {
+    index
+      .upsert(vec![tool(&format!("svc{i}:get_item_{i}"), &format!("app{}", i % 20), "Get one item by id")])
+      .expect("upsert");
+  }
+  index.upsert(vec![tool("billing:refund_payment", "billing", "Refund a card payment")]).expect("upsert");
+  assert_eq!(index.len(), 10_001);
+  assert_eq!(names(&mut index, "refund a payment")[0], "billing:refund_payment");
+  assert_eq!(names(&mut index, "get_item_9999")[0], "svc9999:get_item_9999");
+}

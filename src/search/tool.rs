@@ -1,0 +1,117 @@
+//! A tool as the index sees it, and the text it takes from a tool's JSON Schema and examples.
+
+use serde_json::Value;
+
+/// The searchable parts of one tool (`api.md` §4 `IndexedTool`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tool {
+  pub name: String,
+  pub app_id: Option<String>,
+  pub description: Option<String>,
+  pub source: Option<String>,
+  pub tags: Vec<String>,
+  /// Property names of the input schema, nested ones included.
+  pub properties: Vec<String>,
+  /// Text of the tool's examples (their descriptions, or the strings themselves).
+  pub examples: Vec<String>,
+}
+
+/// At most this many property names are taken from one schema.
+const MAX_PROPERTIES: usize = 256;
+/// Nested object schemas deeper than this are not read.
+const MAX_SCHEMA_DEPTH: usize = 4;
+
+/// The property names of a JSON Schema: `properties` keys, recursively through nested objects,
+/// `items`, `anyOf`/`oneOf`/`allOf` and `$defs`, without repeats.
+pub fn property_names(schema: &Value) -> Vec<String> {
+  let mut out = Vec::new();
+  collect_properties(schema, 0, &mut out);
+  out
+}
+
+fn collect_properties(schema: &Value, depth: usize, out: &mut Vec<String>) {
+  let Value::Object(map) = schema else { return };
+  if depth > MAX_SCHEMA_DEPTH {
+    return;
+  }
+  if let Some(Value::Object(props)) = map.get("properties") {
+    for (name, sub) in props {
+      if out.len() >= MAX_PROPERTIES {
+        return;
+      }
+      if !out.contains(name) {
+        out.push(name.clone());
+      }
+      collect_properties(sub, depth + 1, out);
+    }
+  }
+  if let Some(items) = map.get("items") {
+    collect_properties(items, depth + 1, out);
+  }
+  for key in ["anyOf", "oneOf", "allOf"] {
+    if let Some(Value::Array(list)) = map.get(key) {
+      for sub in list {
+        collect_properties(sub, depth + 1, out);
+      }
+    }
+  }
+  for key in ["$defs", "definitions"] {
+    if let Some(Value::Object(defs)) = map.get(key) {
+      for sub in defs.values() {
+        collect_properties(sub, depth + 1, out);
+      }
+    }
+  }
+}
+
+/// The text of a tool's examples: for each item, the item itself if it is a string, else its
+/// `description` (the `{ description, input, output? }` shape of `api.md` §5).
+pub fn example_texts(examples: &Value) -> Vec<String> {
+  let Value::Array(items) = examples else { return Vec::new() };
+  items
+    .iter()
+    .filter_map(|item| match item {
+      Value::String(s) => Some(s.clone()),
+      Value::Object(o) => o.get("description").and_then(Value::as_str).map(str::to_string),
+      _ => None,
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use serde_json::json;
+
+  #[test]
+  fn reads_nested_property_names_once() {
+    let schema = json!({
+      "type": "object",
+      "properties": {
+        "owner": { "type": "string" },
+        "labels": { "type": "array", "items": { "type": "object", "properties": { "name": {}, "color": {} } } },
+        "target": { "anyOf": [ { "properties": { "owner": {}, "branchName": {} } } ] }
+      },
+      "$defs": { "Person": { "properties": { "email": {} } } }
+    });
+    let mut names = property_names(&schema);
+    names.sort();
+    assert_eq!(names, ["branchName", "color", "email", "labels", "name", "owner", "target"]);
+    assert!(property_names(&json!("not a schema")).is_empty());
+  }
+
+  #[test]
+  fn deep_schemas_stop() {
+    let mut schema = json!({ "properties": { "leaf": {} } });
+    for i in 0..100 {
+      schema = json!({ "properties": { format!("p{i}"): schema } });
+    }
+    assert_eq!(property_names(&schema).len(), MAX_SCHEMA_DEPTH + 1);
+  }
+
+  #[test]
+  fn example_text_from_strings_and_objects() {
+    let ex = json!(["find open bugs", { "description": "Create a ticket", "input": {} }, 3, { "input": {} }]);
+    assert_eq!(example_texts(&ex), ["find open bugs", "Create a ticket"]);
+  }
+}
