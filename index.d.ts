@@ -159,6 +159,24 @@ export type ExecuteEvent =
   | { type: 'notify'; executionId: string; event: string; payload: unknown }
 
 /**
+ * A tool to index (`api.md` §4). `name` is its identity: upserting the same name replaces the entry.
+ * Searched: the name (split on `: _ - .` and camelCase), description, tags, `appId`, the input
+ * schema's property names (nested ones too) and the examples' descriptions.
+ */
+export interface IndexedTool {
+  name: string
+  appId?: string
+  description?: string
+  /** Where the tool comes from (`'inline'`, `'openapi'`, ...), for the `sources` filter. */
+  source?: string
+  tags?: string[]
+  /** A JSON Schema; only its structure is read (`properties`, `items`, `anyOf`/`oneOf`/`allOf`, `$defs`). */
+  inputSchema?: Record<string, unknown>
+  /** Strings, or `{ description, input, output? }` objects (as `CodeCall` tools have). */
+  examples?: Array<string | { description: string; input?: unknown; output?: unknown }>
+}
+
+/**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
  * flavor napi-rs can build is listed, because `NAPI_RS_NATIVE_LIBRARY_PATH`
@@ -206,20 +224,6 @@ export declare class ToolIndex {
   search(query: string, options?: ToolSearchOptions): Array<SearchHit>
   /** How many tools are indexed (pending writes included). */
   get size(): number
-}
-
-/** A tool to index. `name` is its identity: upserting the same name replaces the entry. */
-export interface IndexedTool {
-  name: string
-  appId?: string
-  description?: string
-  /** Where the tool comes from (`'inline'`, `'openapi'`, ...), for the `sources` filter. */
-  source?: string
-  tags?: Array<string>
-  /** A JSON Schema; its property names (nested ones too) are searchable. */
-  inputSchema?: Record<string, unknown>
-  /** Examples: strings, or `{ description, input, output? }` objects whose `description` is searchable. */
-  examples?: Array<string | { description: string; input?: unknown; output?: unknown }>
 }
 
 /** Options of `new Sandbox(options)`. Every field defaults to the preset's value (`api.md` §2.1). */

@@ -157,3 +157,21 @@ export type ExecuteEvent =
     }
   | { type: 'log'; executionId: string; level: string; message: string; metadata?: unknown }
   | { type: 'notify'; executionId: string; event: string; payload: unknown }
+
+/**
+ * A tool to index (`api.md` §4). `name` is its identity: upserting the same name replaces the entry.
+ * Searched: the name (split on `: _ - .` and camelCase), description, tags, `appId`, the input
+ * schema's property names (nested ones too) and the examples' descriptions.
+ */
+export interface IndexedTool {
+  name: string
+  appId?: string
+  description?: string
+  /** Where the tool comes from (`'inline'`, `'openapi'`, ...), for the `sources` filter. */
+  source?: string
+  tags?: string[]
+  /** A JSON Schema; only its structure is read (`properties`, `items`, `anyOf`/`oneOf`/`allOf`, `$defs`). */
+  inputSchema?: Record<string, unknown>
+  /** Strings, or `{ description, input, output? }` objects (as `CodeCall` tools have). */
+  examples?: Array<string | { description: string; input?: unknown; output?: unknown }>
+}

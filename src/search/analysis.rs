@@ -87,15 +87,10 @@ pub fn words(text: &str, limit: usize) -> Vec<Word> {
   out
 }
 
-/// A tool name as one comparable key: lowercase, with `_`, `-`, `.`, `/` and whitespace removed, so
-/// `createIssue`, `create_issue` and `create-issue` are the same name.
+/// A tool name as one comparable key: lowercase, with `_`, `-`, `.` and `/` removed, so
+/// `createIssue`, `create_issue` and `create-issue` are the same name (`create issue` is not).
 pub fn name_key(name: &str) -> String {
-  name
-    .trim()
-    .chars()
-    .filter(|c| !matches!(c, '_' | '-' | '.' | '/') && !c.is_whitespace())
-    .flat_map(char::to_lowercase)
-    .collect()
+  name.trim().chars().filter(|c| !matches!(c, '_' | '-' | '.' | '/')).flat_map(char::to_lowercase).collect()
 }
 
 /// English function words and the filler agents put in front of a request ("I want to", "please",

@@ -1,7 +1,11 @@
 //! `class ToolIndex` for JavaScript. Thin: argument checks and conversions; the index is plain Rust.
 
-use napi::{bindgen_prelude::FromNapiValue, Env, Error, JsValue, Status, Unknown};
+use napi::{
+  bindgen_prelude::{FromNapiValue, JsObjectValue, Object},
+  Env, Error, JsValue, Status, Unknown, ValueType,
+};
 use napi_derive::napi;
+use serde_json::{Map, Value};
 
 use super::{index::ToolIndex as Core, tool, IndexError, IndexOptions, SearchOptions, Tool};
 use crate::common::args;
@@ -18,23 +22,6 @@ pub struct ToolIndexOptions {
   /// below exact words. Words shorter than 5 characters are not corrected.
   /// @default true
   pub fuzzy: Option<bool>,
-}
-
-/// A tool to index. `name` is its identity: upserting the same name replaces the entry.
-#[napi(object)]
-pub struct IndexedTool {
-  pub name: String,
-  pub app_id: Option<String>,
-  pub description: Option<String>,
-  /// Where the tool comes from (`'inline'`, `'openapi'`, ...), for the `sources` filter.
-  pub source: Option<String>,
-  pub tags: Option<Vec<String>>,
-  /// A JSON Schema; its property names (nested ones too) are searchable.
-  #[napi(ts_type = "Record<string, unknown>")]
-  pub input_schema: Option<serde_json::Value>,
-  /// Examples: strings, or `{ description, input, output? }` objects whose `description` is searchable.
-  #[napi(ts_type = "Array<string | { description: string; input?: unknown; output?: unknown }>")]
-  pub examples: Option<serde_json::Value>,
 }
 
 /// Options of `ToolIndex.search()`. An empty filter list does not filter.
@@ -96,21 +83,7 @@ impl ToolIndex {
     let items: Vec<Unknown> = array_arg(&env, &tools, "tools")?;
     let mut batch = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-      // SAFETY: `item` is a live handle of this call's scope; `from_napi_value` only reads it.
-      let t = unsafe { IndexedTool::from_napi_value(env.raw(), item.raw()) }
-        .map_err(|e| args::invalid_arg(&env, format!("tools[{i}]: {}", e.reason)))?;
-      if t.name.trim().is_empty() {
-        return Err(args::invalid_arg(&env, format!("tools[{i}].name must be a non-empty string")));
-      }
-      batch.push(Tool {
-        properties: t.input_schema.as_ref().map(tool::property_names).unwrap_or_default(),
-        examples: t.examples.as_ref().map(tool::example_texts).unwrap_or_default(),
-        name: t.name,
-        app_id: t.app_id,
-        description: t.description,
-        source: t.source,
-        tags: t.tags.unwrap_or_default(),
-      });
+      batch.push(read_tool(&env, item, &format!("tools[{i}]"))?);
     }
     self.core.upsert(batch).map_err(engine_error)
   }
@@ -190,6 +163,104 @@ fn array_arg<'a>(env: &Env, value: &Unknown<'a>, name: &str) -> napi::Result<Vec
   // SAFETY: `value` is a live handle of this call's scope and was just checked to be an array.
   unsafe { Vec::<Unknown>::from_napi_value(env.raw(), value.raw()) }
     .map_err(|e| args::invalid_arg(env, format!("{name}: {}", e.reason)))
+}
+
+/// Reads one `IndexedTool` (see `types.d.ts`). Only the parts search uses are read: from the input
+/// schema, its structure down to `tool::MAX_SCHEMA_DEPTH` (so any depth or size is accepted).
+fn read_tool(env: &Env, value: &Unknown, at: &str) -> napi::Result<Tool> {
+  let object = object_arg(env, value, at)?;
+  let name = optional_string(env, &object, "name", at)?
+    .filter(|n| !n.trim().is_empty())
+    .ok_or_else(|| args::invalid_arg(env, format!("{at}.name must be a non-empty string")))?;
+  let mut tool = Tool {
+    name,
+    app_id: optional_string(env, &object, "appId", at)?,
+    description: optional_string(env, &object, "description", at)?,
+    source: optional_string(env, &object, "source", at)?,
+    ..Tool::default()
+  };
+  if let Some(tags) = present(&object, "tags")? {
+    for (i, tag) in array_arg(env, &tags, &format!("{at}.tags"))?.iter().enumerate() {
+      tool.tags.push(args::string_arg(env, tag, &format!("{at}.tags[{i}]"))?);
+    }
+  }
+  if let Some(schema) = present(&object, "inputSchema")? {
+    object_arg(env, &schema, &format!("{at}.inputSchema"))?;
+    tool.properties = tool::property_names(&schema_outline(env, &schema, 0)?);
+  }
+  if let Some(examples) = present(&object, "examples")? {
+    for (i, example) in array_arg(env, &examples, &format!("{at}.examples"))?.iter().enumerate() {
+      let text = match example.get_type()? {
+        ValueType::String => Some(args::string_arg(env, example, "example")?),
+        ValueType::Object => {
+          optional_string(env, &object_arg(env, example, "")?, "description", &format!("{at}.examples[{i}]"))?
+        }
+        _ => None,
+      };
+      tool.examples.extend(text);
+    }
+  }
+  Ok(tool)
+}
+
+/// The keys of a JSON Schema that hold sub-schemas: maps of them, one, or lists of them.
+const SCHEMA_MAPS: [&str; 3] = ["properties", "$defs", "definitions"];
+const SCHEMA_LISTS: [&str; 4] = ["items", "anyOf", "oneOf", "allOf"];
+/// Keys read from one schema map, elements from one list.
+const SCHEMA_FANOUT: usize = 256;
+
+/// The sub-schema structure of a JSON Schema, as JSON, down to `tool::MAX_SCHEMA_DEPTH`.
+fn schema_outline(env: &Env, value: &Unknown, depth: usize) -> napi::Result<Value> {
+  if depth > tool::MAX_SCHEMA_DEPTH || value.get_type()? != ValueType::Object {
+    return Ok(Value::Null);
+  }
+  let object = Object::from_raw(env.raw(), value.raw());
+  if value.is_array()? {
+    let len = object.get_array_length()?.min(SCHEMA_FANOUT as u32);
+    let mut list = Vec::with_capacity(len as usize);
+    for i in 0..len {
+      list.push(schema_outline(env, &object.get_element::<Unknown>(i)?, depth)?);
+    }
+    return Ok(Value::Array(list));
+  }
+  let mut out = Map::new();
+  for key in SCHEMA_MAPS {
+    if let Some(map) = present(&object, key)?.filter(|m| m.get_type().ok() == Some(ValueType::Object)) {
+      let map = Object::from_raw(env.raw(), map.raw());
+      let mut outline = Map::new();
+      for name in Object::keys(&map)?.into_iter().take(SCHEMA_FANOUT) {
+        let sub = map.get::<Unknown>(&name)?;
+        let sub = match sub {
+          Some(s) => schema_outline(env, &s, depth + 1)?,
+          None => Value::Null,
+        };
+        outline.insert(name, sub);
+      }
+      out.insert(key.to_string(), Value::Object(outline));
+    }
+  }
+  for key in SCHEMA_LISTS {
+    if let Some(sub) = present(&object, key)? {
+      out.insert(key.to_string(), schema_outline(env, &sub, depth + 1)?);
+    }
+  }
+  Ok(Value::Object(out))
+}
+
+/// A property that is neither missing, `undefined` nor `null`.
+fn present<'a>(object: &Object<'a>, key: &str) -> napi::Result<Option<Unknown<'a>>> {
+  Ok(object.get::<Unknown>(key)?.filter(|v| !args::is_nullish(v)))
+}
+
+fn optional_string(env: &Env, object: &Object, key: &str, at: &str) -> napi::Result<Option<String>> {
+  present(object, key)?.map(|v| args::string_arg(env, &v, &format!("{at}.{key}"))).transpose()
+}
+
+fn object_arg<'a>(env: &Env, value: &Unknown<'a>, name: &str) -> napi::Result<Object<'a>> {
+  if value.get_type()? != ValueType::Object || value.is_array()? {
+    return Err(args::invalid_arg(env, format!("{name} must be an object")));
+  }
+  Ok(Object::from_raw(env.raw(), value.raw()))
 }
 
 fn engine_error(e: IndexError) -> Error {

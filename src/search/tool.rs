@@ -19,7 +19,7 @@ pub struct Tool {
 /// At most this many property names are taken from one schema.
 const MAX_PROPERTIES: usize = 256;
 /// Nested object schemas deeper than this are not read.
-const MAX_SCHEMA_DEPTH: usize = 4;
+pub const MAX_SCHEMA_DEPTH: usize = 4;
 
 /// The property names of a JSON Schema: `properties` keys, recursively through nested objects,
 /// `items`, `anyOf`/`oneOf`/`allOf` and `$defs`, without repeats.
@@ -64,20 +64,6 @@ fn collect_properties(schema: &Value, depth: usize, out: &mut Vec<String>) {
   }
 }
 
-/// The text of a tool's examples: for each item, the item itself if it is a string, else its
-/// `description` (the `{ description, input, output? }` shape of `api.md` §5).
-pub fn example_texts(examples: &Value) -> Vec<String> {
-  let Value::Array(items) = examples else { return Vec::new() };
-  items
-    .iter()
-    .filter_map(|item| match item {
-      Value::String(s) => Some(s.clone()),
-      Value::Object(o) => o.get("description").and_then(Value::as_str).map(str::to_string),
-      _ => None,
-    })
-    .collect()
-}
-
 #[cfg(test)]
 mod tests {
   use super::*;
@@ -107,11 +93,5 @@ mod tests {
       schema = json!({ "properties": { format!("p{i}"): schema } });
     }
     assert_eq!(property_names(&schema).len(), MAX_SCHEMA_DEPTH + 1);
-  }
-
-  #[test]
-  fn example_text_from_strings_and_objects() {
-    let ex = json!(["find open bugs", { "description": "Create a ticket", "input": {} }, 3, { "input": {} }]);
-    assert_eq!(example_texts(&ex), ["find open bugs", "Create a ticket"]);
   }
 }
