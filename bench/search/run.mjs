@@ -1,0 +1,202 @@
+// Tool search benchmark: quality on real MCP tools, then latency, scale and memory.
+//
+//   node bench/search/run.mjs            # everything (needs `npm run build` first)
+//   node bench/search/run.mjs --quality  # quality tables only
+//   node bench/search/run.mjs --scale    # latency / scale / memory only
+//
+// Quality: every query of queries.json runs against ToolIndex (this package), TF-IDF cosine over
+// name + description (FrontMCP's default) and plain BM25 over name + description, all on the same
+// corpus (corpus.json: real tools/list answers of MCP servers from npm) with the same appIds
+// filters, in one run. A query's `expected` tools are its acceptable answers:
+//   recall@k = share of queries with an expected tool in the top k;
+//   MRR@10   = mean of 1 / rank of the first expected tool in the top 10 (0 if none).
+// Queries alternate tune / test by position (even index: tune, odd: test). Only the tune half was
+// looked at while tuning weights and the synonym table; the test half is reported separately.
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import { Bm25, TfIdfCosine, tokenize } from './baselines.mjs'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const require = createRequire(import.meta.url)
+const { ToolIndex } = require('../../index.js')
+
+const corpus = JSON.parse(readFileSync(join(here, 'corpus.json'), 'utf8'))
+const queries = JSON.parse(readFileSync(join(here, 'queries.json'), 'utf8')).queries
+const args = new Set(process.argv.slice(2))
+
+/** Corpus tools as indexed: names made unique by their server (`<appId>:<name>`, as the gateway does). */
+const tools = corpus.tools.map((t) => ({
+  name: `${t.appId}:${t.name}`,
+  appId: t.appId,
+  description: t.description ?? '',
+  inputSchema: t.inputSchema,
+}))
+const byName = new Map(tools.map((t) => [t.name, t]))
+
+function checkQueries() {
+  const problems = []
+  for (const [i, q] of queries.entries()) {
+    if (!q.query || !Array.isArray(q.expected) || q.expected.length < 1 || q.expected.length > 3) problems.push(`#${i}: needs a query and 1-3 expected tools`)
+    for (const e of q.expected ?? []) if (!byName.has(e)) problems.push(`#${i}: unknown tool ${e}`)
+    for (const a of q.appIds ?? []) if (!corpus.servers.some((s) => s.appId === a)) problems.push(`#${i}: unknown appId ${a}`)
+  }
+  if (problems.length) throw new Error(`queries.json:\n${problems.join('\n')}`)
+}
+
+/** Does the query share a word (same tokenizer as the baselines) with an expected tool's own name? */
+function sharesNameWord(q) {
+  const words = new Set(tokenize(q.query))
+  return q.expected.some((e) => tokenize(e.slice(e.indexOf(':') + 1)).some((w) => words.has(w)))
+}
+
+function evaluate(system, list) {
+  let r1 = 0
+  let r5 = 0
+  let mrr = 0
+  const misses = []
+  for (const q of list) {
+    const hits = system.search(q.query, { topK: 10, ...(q.appIds ? { appIds: q.appIds } : {}) })
+    const rank = hits.findIndex((h) => q.expected.includes(h.name)) + 1
+    if (rank === 1) r1++
+    if (rank >= 1 && rank <= 5) r5++
+    if (rank >= 1) mrr += 1 / rank
+    if (rank !== 1) misses.push({ query: q.query, expected: q.expected, rank, got: hits.slice(0, 3).map((h) => h.name) })
+  }
+  const n = list.length || 1
+  return { n: list.length, recall1: r1 / n, recall5: r5 / n, mrr10: mrr / n, misses }
+}
+
+function ours(options) {
+  const index = new ToolIndex(options)
+  index.upsert(tools)
+  return index
+}
+
+function quality() {
+  checkQueries()
+  const systems = [
+    ['ToolIndex (this package)', ours()],
+    ['ToolIndex, synonyms off', ours({ synonyms: false })],
+    ['ToolIndex, fuzzy off', ours({ fuzzy: false })],
+    ['TF-IDF cosine (name + description)', new TfIdfCosine(tools)],
+    ['BM25 (name + description)', new Bm25(tools)],
+  ]
+  const tune = queries.filter((_, i) => i % 2 === 0)
+  const test = queries.filter((_, i) => i % 2 === 1)
+  const kinds = [
+    ['test half', test],
+    ['tune half', tune],
+    ['all', queries],
+    ['no word shared with the name', queries.filter((q) => !sharesNameWord(q))],
+    ['with a typo', queries.filter((q) => q.tags?.includes('typo'))],
+    ['with an appIds filter', queries.filter((q) => q.appIds)],
+  ]
+  const servers = new Set(tools.map((t) => t.appId)).size
+  console.log(`## Quality: ${tools.length} tools from ${servers} MCP servers, ${queries.length} queries`)
+  console.log(
+    `(${kinds[3][1].length} share no word with the right tool's name, ${kinds[4][1].length} have typos, ${kinds[5][1].length} use appIds)\n`,
+  )
+  const results = {}
+  for (const [label, list] of kinds) {
+    console.log(`### ${label} (${list.length} queries)\n`)
+    console.log('| system | recall@1 | recall@5 | MRR@10 |')
+    console.log('|---|---:|---:|---:|')
+    for (const [name, system] of systems) {
+      const r = evaluate(system, list)
+      results[`${label}/${name}`] = r
+      console.log(`| ${name} | ${r.recall1.toFixed(3)} | ${r.recall5.toFixed(3)} | ${r.mrr10.toFixed(3)} |`)
+    }
+    console.log()
+  }
+  if (args.has('--misses')) {
+    for (const m of results[`all/${systems[0][0]}`].misses) console.log(JSON.stringify(m))
+  }
+  return results
+}
+
+/** `n` tools made from the corpus: copy k of tool t is `<appId>k:<name>` in app `<appId>k`. */
+function scaled(n) {
+  return Array.from({ length: n }, (_, i) => {
+    const t = tools[i % tools.length]
+    const copy = Math.floor(i / tools.length)
+    const appId = copy ? `${t.appId}${copy}` : t.appId
+    return { ...t, appId, name: `${appId}:${t.name.slice(t.name.indexOf(':') + 1)}` }
+  })
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]
+const ms = (ns) => Number(ns) / 1e6
+
+function timeQueries(system, rounds) {
+  const times = []
+  for (let r = 0; r < rounds; r++) {
+    for (const q of queries) {
+      const t0 = process.hrtime.bigint()
+      system.search(q.query, { topK: 8, ...(q.appIds ? { appIds: q.appIds } : {}) })
+      times.push(Number(process.hrtime.bigint() - t0) / 1e3)
+    }
+  }
+  return times
+}
+
+function scale() {
+  console.log('## Latency and scale\n')
+  console.log('| tools | system | index build (median of 5) | query p50 | query p99 |')
+  console.log('|---:|---|---:|---:|---:|')
+  for (const n of [1000, 10000]) {
+    const list = scaled(n)
+    const builds = { ours: [], tfidf: [], bm25: [] }
+    let index
+    for (let i = 0; i < 5; i++) {
+      let t0 = process.hrtime.bigint()
+      index = new ToolIndex()
+      index.upsert(list)
+      index.search('warm up the commit') // the first search commits the batch: part of indexing
+      builds.ours.push(ms(process.hrtime.bigint() - t0))
+      t0 = process.hrtime.bigint()
+      new TfIdfCosine(list)
+      builds.tfidf.push(ms(process.hrtime.bigint() - t0))
+      t0 = process.hrtime.bigint()
+      new Bm25(list)
+      builds.bm25.push(ms(process.hrtime.bigint() - t0))
+    }
+    const rounds = n >= 10000 ? 10 : 40
+    const rows = [
+      ['ToolIndex', index, builds.ours],
+      ['TF-IDF cosine (JS)', new TfIdfCosine(list), builds.tfidf],
+      ['BM25 (JS)', new Bm25(list), builds.bm25],
+    ]
+    for (const [name, system, b] of rows) {
+      timeQueries(system, 2) // warm up
+      const t = timeQueries(system, rounds)
+      console.log(`| ${n} | ${name} | ${median(b).toFixed(1)} ms | ${median(t).toFixed(0)} µs | ${pct(t, 99).toFixed(0)} µs |`)
+    }
+  }
+  const mem = JSON.parse(execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--memory-child', '10000'], { encoding: 'utf8' }))
+  console.log(`\nMemory of a 10 000-tool ToolIndex (RSS growth in a fresh process, after GC): ${mem.rssMiB.toFixed(1)} MiB`)
+}
+
+function memoryChild(n) {
+  const list = scaled(n)
+  globalThis.gc()
+  const before = process.memoryUsage().rss
+  const index = new ToolIndex()
+  index.upsert(list)
+  index.search('list issues')
+  globalThis.gc()
+  const after = process.memoryUsage().rss
+  process.stdout.write(JSON.stringify({ rssMiB: (after - before) / 2 ** 20, size: index.size }))
+}
+
+if (args.has('--memory-child')) {
+  memoryChild(Number(process.argv[process.argv.indexOf('--memory-child') + 1]))
+} else {
+  const all = !args.has('--quality') && !args.has('--scale')
+  if (all || args.has('--quality')) quality()
+  if (all || args.has('--scale')) scale()
+}
