@@ -1,11 +1,12 @@
-// The demo, for now: what the validator says about plans a model might send, then plans running
-// in the sandbox against a small in-process tool pipeline. (The end-to-end demo over real MCP
-// arrives with the CodeCall engine.)
+// The demo, for now: what the validator says about plans a model might send, plans running in the
+// sandbox against a small in-process tool pipeline, then tool search over the real tools of 43 MCP
+// servers. (The end-to-end demo over real MCP arrives with the CodeCall engine.)
 // Run: npm run demo
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { validate, Sandbox } = require('..')
+const { validate, Sandbox, ToolIndex } = require('..')
 
 const plans = [
   ['a good plan', `const users = await callTool('users:list', { status: 'active' })
@@ -78,3 +79,26 @@ for (const [title, script] of runs) {
 }
 await sandbox.dispose()
 console.log(`\nThe host's audit log saw every call:\n${audit.map((l) => `    ${l}`).join('\n')}`)
+
+// 3. Tool search: the model finds tools by describing the task. The index holds the real tools of
+//    43 MCP servers from npm (bench/search/corpus.json).
+console.log('\nTool search: 1 138 real MCP tools, found by describing the task')
+const corpus = JSON.parse(readFileSync(new URL('../bench/search/corpus.json', import.meta.url), 'utf8'))
+const index = new ToolIndex()
+let t0 = performance.now()
+index.upsert(corpus.tools.map((t) => ({ name: `${t.appId}:${t.name}`, appId: t.appId, description: t.description, inputSchema: t.inputSchema })))
+index.search('warm up')
+console.log(`  indexed ${index.size} tools in ${(performance.now() - t0).toFixed(0)} ms`)
+for (const [query, options] of [
+  ['open a ticket about the login page crashing', { appIds: ['linear', 'github'] }],
+  ['approve MR !231', undefined],
+  ['turn this street address into coordinates', undefined],
+  ['list k8s pods in the staging namespace', undefined],
+  ['take a screenshot of the dashbaord', undefined],
+]) {
+  t0 = performance.now()
+  const hits = index.search(query, { ...options, topK: 3 })
+  const took = ((performance.now() - t0) * 1000).toFixed(0)
+  console.log(`\n▶ "${query}"${options ? ` (appIds: ${options.appIds.join(', ')})` : ''}  ${took} µs`)
+  for (const h of hits) console.log(`    ${h.score.toFixed(3)}  ${h.name}`)
+}

@@ -6,7 +6,7 @@
 //! Words longer than [`MAX_WORD_CHARS`] are ignored (no tool vocabulary is that long, and it keeps
 //! a hostile input from making huge terms).
 
-use std::{borrow::Cow, sync::OnceLock};
+use std::{borrow::Cow, collections::HashMap, sync::OnceLock};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
@@ -77,14 +77,37 @@ pub fn for_each_word(text: &str, limit: usize, mut each: impl FnMut(&str)) {
 }
 
 /// The analyzed words of `text` without stop words, at most `limit` of them.
-pub fn words(text: &str, limit: usize) -> Vec<Word> {
+pub fn words(text: &str, limit: usize, stems: &mut StemCache) -> Vec<Word> {
   let mut out = Vec::new();
   for_each_word(text, usize::MAX, |w| {
     if out.len() < limit && !is_stop_word(w) {
-      out.push(Word { surface: w.to_string(), stem: stem(w) });
+      out.push(Word { surface: w.to_string(), stem: stems.stem(w) });
     }
   });
   out
+}
+
+/// Remembers the stems of words seen before: stemming is the costliest step of analysis, and tool
+/// metadata repeats its vocabulary. Bounded: emptied when it reaches [`StemCache::CAPACITY`] words.
+#[derive(Default)]
+pub struct StemCache {
+  stems: HashMap<String, String>,
+}
+
+impl StemCache {
+  pub const CAPACITY: usize = 100_000;
+
+  pub fn stem(&mut self, word: &str) -> String {
+    if let Some(s) = self.stems.get(word) {
+      return s.clone();
+    }
+    let s = stem(word);
+    if self.stems.len() >= Self::CAPACITY {
+      self.stems.clear();
+    }
+    self.stems.insert(word.to_string(), s.clone());
+    s
+  }
 }
 
 /// A tool name as one comparable key: lowercase, with `_`, `-`, `.` and `/` removed, so
@@ -96,17 +119,18 @@ pub fn name_key(name: &str) -> String {
 /// English function words and the filler agents put in front of a request ("I want to", "please",
 /// "a tool that"). They carry no meaning for choosing a tool.
 pub fn is_stop_word(word: &str) -> bool {
-  const STOP: &[&str] = &[
-    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "being", "but",
-    "by", "can", "could", "did", "do", "does", "doing", "each", "etc", "for", "from", "had", "has", "have", "having",
-    "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just",
-    "let", "lets", "me", "might", "must", "my", "need", "needs", "of", "on", "or", "our", "ours", "please", "shall",
-    "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these",
-    "they", "this", "those", "to", "tool", "tools", "us", "via", "want", "was", "we", "were", "what", "when", "where",
-    "which", "while", "who", "whom", "whose", "why", "will", "with", "would", "you", "your", "yours",
-  ];
-  STOP.binary_search(&word).is_ok()
+  word.len() <= 6 && STOP.binary_search(&word).is_ok()
 }
+
+const STOP: &[&str] = &[
+  "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "being", "but",
+  "by", "can", "could", "did", "do", "does", "doing", "each", "etc", "for", "from", "had", "has", "have", "having",
+  "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just",
+  "let", "lets", "me", "might", "must", "my", "need", "needs", "of", "on", "or", "our", "ours", "please", "shall",
+  "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these",
+  "they", "this", "those", "to", "tool", "tools", "us", "via", "want", "was", "we", "were", "what", "when", "where",
+  "which", "while", "who", "whom", "whose", "why", "will", "with", "would", "you", "your", "yours",
+];
 
 #[cfg(test)]
 mod tests {
@@ -129,12 +153,16 @@ mod tests {
 
   #[test]
   fn stems_and_drops_stop_words() {
-    let w: Vec<_> = words("Please list all the open issues", 10).into_iter().map(|w| w.stem).collect();
+    let mut stems = StemCache::default();
+    let w: Vec<_> = words("Please list all the open issues", 10, &mut stems).into_iter().map(|w| w.stem).collect();
+    assert_eq!(stems.stem("issues"), "issu");
     assert_eq!(w, ["list", "open", "issu"]);
   }
 
   #[test]
-  fn stop_words_are_sorted_for_binary_search() {
+  fn stop_words_are_sorted_and_short() {
+    assert!(STOP.windows(2).all(|w| w[0] < w[1]));
+    assert!(STOP.iter().all(|w| w.len() <= 6));
     assert!(is_stop_word("the") && is_stop_word("yours") && is_stop_word("a"));
     assert!(!is_stop_word("list"));
   }
@@ -142,7 +170,7 @@ mod tests {
   #[test]
   fn long_words_and_limits() {
     assert!(split(&"x".repeat(41)).is_empty());
-    assert_eq!(words("one two three four", 2).len(), 2);
+    assert_eq!(words("one two three four", 2, &mut StemCache::default()).len(), 2);
   }
 
   #[test]

@@ -19,8 +19,8 @@ use tantivy::{
 };
 
 use super::{
-  analysis::{self, name_key, stem},
-  score::{self, Field, FieldTerms, QueryTerm, FIELDS, FIELD_WEIGHT, SYNONYM, TYPO},
+  analysis::{self, name_key, stem, StemCache},
+  score::{self, Field, FieldTerms, Form, QueryTerm, StemId, FIELDS, FIELD_WEIGHT, SYNONYM, TYPO},
   synonyms, typo, Tool,
 };
 
@@ -31,7 +31,7 @@ pub const MAX_QUERY_WORDS: usize = 32;
 /// Only the first this many characters of a query are read.
 pub const MAX_QUERY_CHARS: usize = 4096;
 /// At least this many BM25 candidates are scored, whatever `topK` is.
-const MIN_CANDIDATES: usize = 64;
+const MIN_CANDIDATES: usize = 32;
 /// Words taken from one field of one tool (descriptions can be long; hostile ones can be huge).
 const MAX_FIELD_WORDS: usize = 1024;
 /// The exact-name clause outweighs every other clause, so an exact name is always a candidate.
@@ -98,10 +98,21 @@ struct Entry {
   tool: Tool,
   keys: Vec<String>,
   terms: FieldTerms,
+  /// The stems of each field until `terms` is filled in by number (empty afterwards).
+  field_stems: [Vec<String>; 6],
   /// Every distinct stem of the tool, for document frequencies, with the fields it occurs in.
-  stems: HashMap<String, [bool; 6]>,
+  stems: Vec<(String, [bool; 6])>,
   /// Every distinct surface word, for typo correction.
   words: Vec<String>,
+  /// Words per field, repeats included.
+  lengths: [u32; 6],
+}
+
+/// How many tools have a stem, in any field and per field; and the stem's number.
+struct StemStats {
+  id: StemId,
+  docs: u32,
+  fields: [u32; 6],
 }
 
 /// A searchable set of tools (`api.md` §4).
@@ -113,8 +124,12 @@ pub struct ToolIndex {
   entries: HashMap<u64, Entry>,
   ids: HashMap<String, u64>,
   next_id: u64,
-  /// Per stem: how many tools have it, in any field and in each field.
-  doc_freq: HashMap<String, (u32, [u32; 6])>,
+  /// Every stem some tool has: its number and how many tools have it.
+  stems: HashMap<String, StemStats>,
+  next_stem: StemId,
+  /// Words per field over all tools, for average field lengths.
+  total_lengths: [u64; 6],
+  stem_cache: StemCache,
   /// Per surface word: how many tools have it.
   vocabulary: HashMap<String, u32>,
   uncommitted: bool,
@@ -147,7 +162,10 @@ impl ToolIndex {
       entries: HashMap::new(),
       ids: HashMap::new(),
       next_id: 0,
-      doc_freq: HashMap::new(),
+      stems: HashMap::new(),
+      next_stem: 0,
+      total_lengths: [0; 6],
+      stem_cache: StemCache::default(),
       vocabulary: HashMap::new(),
       uncommitted: false,
     })
@@ -170,15 +188,35 @@ impl ToolIndex {
       }
       let id = self.next_id;
       self.next_id += 1;
-      let (entry, texts) = analyze(tool);
+      let (mut entry, texts) = analyze(tool, &mut self.stem_cache);
       self.writer.add_document(self.document(id, &entry, texts))?;
+      let mut ids: HashMap<&str, StemId> = HashMap::with_capacity(entry.stems.len());
       for (stem, in_fields) in &entry.stems {
-        let counts = self.doc_freq.entry(stem.clone()).or_default();
-        counts.0 += 1;
-        for (count, present) in counts.1.iter_mut().zip(in_fields) {
+        let stats = match self.stems.get_mut(stem.as_str()) {
+          Some(stats) => stats,
+          None => {
+            let id = self.next_stem;
+            self.next_stem = id.wrapping_add(1);
+            self.stems.entry(stem.clone()).or_insert(StemStats { id, docs: 0, fields: [0; 6] })
+          }
+        };
+        stats.docs += 1;
+        for (count, present) in stats.fields.iter_mut().zip(in_fields) {
           *count += u32::from(*present);
         }
+        ids.insert(stem, stats.id);
       }
+      for (field, stems) in entry.field_stems.iter().enumerate() {
+        let mut terms: Vec<StemId> = stems.iter().filter_map(|s| ids.get(s.as_str()).copied()).collect();
+        terms.sort_unstable();
+        terms.dedup();
+        entry.terms[field] = terms;
+      }
+      drop(ids);
+      for (total, len) in self.total_lengths.iter_mut().zip(entry.lengths) {
+        *total += u64::from(len);
+      }
+      entry.field_stems = Default::default();
       for word in &entry.words {
         *self.vocabulary.entry(word.clone()).or_default() += 1;
       }
@@ -203,7 +241,8 @@ impl ToolIndex {
     self.writer.delete_all_documents()?;
     self.entries.clear();
     self.ids.clear();
-    self.doc_freq.clear();
+    self.stems.clear();
+    self.total_lengths = [0; 6];
     self.vocabulary.clear();
     self.uncommitted = true;
     Ok(())
@@ -228,14 +267,18 @@ impl ToolIndex {
       boosted(TermQuery::new(self.term(self.fields.key, &whole), IndexRecordOption::Basic), EXACT_NAME_BOOST),
     ));
     for term in &terms {
-      for (form, weight) in &term.forms {
-        let Some((_, per_field)) = self.doc_freq.get(form) else { continue };
+      for form in &term.forms {
+        let Some(stats) = self.stems.get(&form.text) else { continue };
         for field in FIELDS {
-          if per_field[field as usize] > 0 {
-            let t = self.term(self.fields.text[field as usize], form);
+          // Synonym and typo forms are looked up in the name and description only: the fields that
+          // decide a tool's rank. (The score still credits them in every field; this keeps the
+          // number of term clauses, which dominates query time, small.)
+          let secondary = form.weight < 1.0 && !matches!(field, Field::Name | Field::Description);
+          if stats.fields[field as usize] > 0 && !secondary {
+            let t = self.term(self.fields.text[field as usize], &form.text);
             clauses.push((
               Occur::Should,
-              boosted(TermQuery::new(t, IndexRecordOption::WithFreqs), FIELD_WEIGHT[field as usize] * weight),
+              boosted(TermQuery::new(t, IndexRecordOption::WithFreqs), FIELD_WEIGHT[field as usize] * form.weight),
             ));
           }
         }
@@ -272,7 +315,8 @@ impl ToolIndex {
         }
       };
       let Some(entry) = column.first(address.doc_id).and_then(|id| self.entries.get(&id)) else { continue };
-      let score = if entry.keys.contains(&whole) { 1.0 } else { score::score(&terms, &entry.terms, bm25) };
+      let score =
+        if entry.keys.contains(&whole) { 1.0 } else { score::score(&terms, &entry.terms, &self.norms(entry), bm25) };
       if score > 0.0 && score >= options.min_score {
         hits.push((score, entry));
       }
@@ -293,6 +337,18 @@ impl ToolIndex {
     )
   }
 
+  /// How much a match in each field of this tool counts for its length: prose fields longer than
+  /// average count less (BM25's `b`), never more than 1.
+  fn norms(&self, entry: &Entry) -> [f32; 6] {
+    let docs = self.entries.len().max(1) as f32;
+    let mut norms = [1f32; 6];
+    for field in [Field::Properties, Field::Description, Field::Examples] {
+      let i = field as usize;
+      norms[i] = score::length_norm(entry.lengths[i], self.total_lengths[i] as f32 / docs);
+    }
+    norms
+  }
+
   /// Makes buffered writes searchable.
   fn commit(&mut self) -> Result<(), IndexError> {
     if self.uncommitted {
@@ -306,10 +362,10 @@ impl ToolIndex {
   /// The analyzed query: one term per distinct stem, each with its forms that some tool has.
   fn query_terms(&self, query: &str) -> Vec<QueryTerm> {
     let docs = self.entries.len() as u64;
-    let df = |stem: &str| self.doc_freq.get(stem).map_or(0, |(n, _)| u64::from(*n));
+    let df = |stem: &str| self.stems.get(stem).map_or(0, |s| u64::from(s.docs));
     let mut terms: Vec<QueryTerm> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
-    for word in analysis::words(query, usize::MAX) {
+    for word in analysis::words(query, usize::MAX, &mut StemCache::default()) {
       if seen.len() >= MAX_QUERY_WORDS {
         break;
       }
@@ -317,10 +373,12 @@ impl ToolIndex {
         continue;
       }
       seen.push(word.stem.clone());
-      let mut forms: Vec<(String, f32)> = Vec::new();
-      let add = |forms: &mut Vec<(String, f32)>, form: &str, weight: f32| {
-        if df(form) > 0 && !forms.iter().any(|(f, _)| f == form) {
-          forms.push((form.to_string(), weight));
+      let mut forms: Vec<Form> = Vec::new();
+      let add = |forms: &mut Vec<Form>, form: &str, weight: f32| {
+        if let Some(stats) = self.stems.get(form) {
+          if !forms.iter().any(|f| f.id == stats.id) {
+            forms.push(Form { id: stats.id, text: form.to_string(), weight });
+          }
         }
       };
       add(&mut forms, &word.stem, 1.0);
@@ -356,14 +414,17 @@ impl ToolIndex {
   fn forget(&mut self, id: u64) {
     self.writer.delete_term(Term::from_field_u64(self.fields.id, id));
     if let Some(entry) = self.entries.remove(&id) {
+      for (total, len) in self.total_lengths.iter_mut().zip(entry.lengths) {
+        *total = total.saturating_sub(u64::from(len));
+      }
       for (stem, in_fields) in &entry.stems {
-        if let Some(counts) = self.doc_freq.get_mut(stem) {
-          counts.0 = counts.0.saturating_sub(1);
-          for (count, present) in counts.1.iter_mut().zip(in_fields) {
+        if let Some(stats) = self.stems.get_mut(stem) {
+          stats.docs = stats.docs.saturating_sub(1);
+          for (count, present) in stats.fields.iter_mut().zip(in_fields) {
             *count = count.saturating_sub(u32::from(*present));
           }
-          if counts.0 == 0 {
-            self.doc_freq.remove(stem);
+          if stats.docs == 0 {
+            self.stems.remove(stem);
           }
         }
       }
@@ -420,32 +481,35 @@ fn field_name(field: Field) -> &'static str {
 }
 
 /// The analyzed words of each field of a tool, in order, repeats kept (BM25 counts them).
-fn field_words(tool: &Tool) -> [Vec<analysis::Word>; 6] {
-  let many = |texts: &[String]| {
+fn field_words(tool: &Tool, stems: &mut StemCache) -> [Vec<analysis::Word>; 6] {
+  let many = |texts: &[String], stems: &mut StemCache| {
     let mut out = Vec::new();
     for t in texts {
       if out.len() >= MAX_FIELD_WORDS {
         break;
       }
-      out.extend(analysis::words(t, MAX_FIELD_WORDS - out.len()));
+      out.extend(analysis::words(t, MAX_FIELD_WORDS - out.len(), stems));
     }
     out
   };
-  let one = |text: Option<&String>| text.map_or_else(Vec::new, |t| analysis::words(t, MAX_FIELD_WORDS));
+  let one = |text: Option<&String>, stems: &mut StemCache| {
+    text.map_or_else(Vec::new, |t| analysis::words(t, MAX_FIELD_WORDS, stems))
+  };
   [
-    analysis::words(&tool.name, MAX_FIELD_WORDS),
-    one(tool.app_id.as_ref()),
-    many(&tool.tags),
-    many(&tool.properties),
-    one(tool.description.as_ref()),
-    many(&tool.examples),
+    analysis::words(&tool.name, MAX_FIELD_WORDS, stems),
+    one(tool.app_id.as_ref(), stems),
+    many(&tool.tags, stems),
+    many(&tool.properties, stems),
+    one(tool.description.as_ref(), stems),
+    many(&tool.examples, stems),
   ]
 }
 
 /// Analyzes a tool: its entry, and per field the stems to index (space-separated, repeats kept).
-fn analyze(tool: Tool) -> (Entry, [String; 6]) {
-  let fields = field_words(&tool);
-  let mut terms: FieldTerms = Default::default();
+fn analyze(tool: Tool, stems_seen: &mut StemCache) -> (Entry, [String; 6]) {
+  let fields = field_words(&tool, stems_seen);
+  let lengths = fields.each_ref().map(|f| u32::try_from(f.len()).unwrap_or(u32::MAX));
+  let mut field_stems: [Vec<String>; 6] = Default::default();
   let mut texts: [String; 6] = Default::default();
   let mut stems: HashMap<String, [bool; 6]> = HashMap::new();
   let mut words: HashSet<String> = HashSet::new();
@@ -456,11 +520,11 @@ fn analyze(tool: Tool) -> (Entry, [String; 6]) {
       }
       texts[i].push_str(&word.stem);
       stems.entry(word.stem.clone()).or_default()[i] = true;
-      terms[i].push(word.stem);
+      field_stems[i].push(word.stem);
       words.insert(word.surface);
     }
-    terms[i].sort_unstable();
-    terms[i].dedup();
+    field_stems[i].sort_unstable();
+    field_stems[i].dedup();
   }
   let mut keys = vec![name_key(&tool.name)];
   if let Some((_, local)) = tool.name.rsplit_once(':') {
@@ -469,5 +533,14 @@ fn analyze(tool: Tool) -> (Entry, [String; 6]) {
       keys.push(local);
     }
   }
-  (Entry { tool, keys, terms, stems, words: words.into_iter().collect() }, texts)
+  let entry = Entry {
+    tool,
+    keys,
+    terms: Default::default(),
+    field_stems,
+    stems: stems.into_iter().collect(),
+    words: words.into_iter().collect(),
+    lengths,
+  };
+  (entry, texts)
 }

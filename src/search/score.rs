@@ -6,9 +6,11 @@
 //! - `idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))`, BM25's inverse document frequency over
 //!   the `N` indexed tools (a term no tool contains gets the largest weight).
 //! - `match(t, d)` is the best, over the term's forms and the tool's fields, of
-//!   `FIELD_WEIGHT[field] × FORM_WEIGHT[form]`: the word itself (or its stem) 1, a synonym
-//!   [`SYNONYM`], a typo correction [`TYPO`]; fields: name 1, description and tags 0.7, input
-//!   property names, app id and examples 0.5.
+//!   `FIELD_WEIGHT[field] × length_norm(field) × FORM_WEIGHT[form]`: the word itself (or its stem)
+//!   1, a synonym [`SYNONYM`], a typo correction [`TYPO`]; fields: name 1, description and tags
+//!   0.7, input property names, app id and examples 0.5; prose fields longer than the average
+//!   count less ([`length_norm`]), so a 5 000-character description that mentions everything
+//!   does not outrank a tool that is about the query.
 //! - `coverage = Σ idf(t)·match(t, d) / Σ idf(t)`: how much of the query the tool answers.
 //! - `precision` = the share of the tool's name words that the query names (by the same form
 //!   weights): `create issue` covers all of `create_issue` but half of `create_issue_comment`.
@@ -37,19 +39,41 @@ pub const FIELDS: [Field; 6] =
 pub const FIELD_WEIGHT: [f32; 6] = [1.0, 0.5, 0.7, 0.5, 0.7, 0.5];
 
 /// A match through a synonym counts this much of a match of the word itself.
-pub const SYNONYM: f32 = 0.7;
+pub const SYNONYM: f32 = 0.8;
 /// A match through a typo correction counts this much.
 pub const TYPO: f32 = 0.6;
 
-/// One query term and the forms it matches, each with its form weight (1, [`SYNONYM`], [`TYPO`]).
+/// A stem as a number (the index interns every stem it holds).
+pub type StemId = u32;
+
+/// One form of a query term: a stem the index holds, and its form weight (1, [`SYNONYM`], [`TYPO`]).
+#[derive(Clone, Debug)]
+pub struct Form {
+  pub id: StemId,
+  pub text: String,
+  pub weight: f32,
+}
+
+/// One query term and the forms it matches.
 #[derive(Clone, Debug)]
 pub struct QueryTerm {
   pub idf: f64,
-  pub forms: Vec<(String, f32)>,
+  pub forms: Vec<Form>,
 }
 
-/// The analyzed terms of one tool, per field, each list sorted and without repeats.
-pub type FieldTerms = [Vec<String>; 6];
+/// The stems of one tool, per field, each list sorted and without repeats.
+pub type FieldTerms = [Vec<StemId>; 6];
+
+/// How strongly a long prose field's matches are discounted (BM25's `b`).
+pub const LENGTH_NORM: f32 = 0.5;
+
+/// The length factor of a prose field (input property names, description, examples) with `len`
+/// words where tools average `avg`: `1 / (1 - b + b·len/avg)`, at most 1 (short fields are not
+/// promoted; long ones count less).
+pub fn length_norm(len: u32, avg: f32) -> f32 {
+  let avg = avg.max(1.0);
+  (1.0 / (1.0 - LENGTH_NORM + LENGTH_NORM * len as f32 / avg)).min(1.0)
+}
 
 /// BM25's inverse document frequency.
 pub fn idf(docs: u64, df: u64) -> f64 {
@@ -58,15 +82,15 @@ pub fn idf(docs: u64, df: u64) -> f64 {
 }
 
 /// The score of a tool that is not an exact name match (see the module docs).
-pub fn score(terms: &[QueryTerm], tool: &FieldTerms, bm25: f32) -> f64 {
+pub fn score(terms: &[QueryTerm], tool: &FieldTerms, norms: &[f32; 6], bm25: f32) -> f64 {
   let mut covered = 0.0;
   let mut total = 0.0;
   for term in terms {
     let mut best = 0f32;
-    for (form, weight) in &term.forms {
+    for form in &term.forms {
       for field in FIELDS {
-        let w = FIELD_WEIGHT[field as usize] * weight;
-        if w > best && tool[field as usize].binary_search(form).is_ok() {
+        let w = FIELD_WEIGHT[field as usize] * norms[field as usize] * form.weight;
+        if w > best && tool[field as usize].binary_search(&form.id).is_ok() {
           best = w;
         }
       }
@@ -84,9 +108,7 @@ pub fn score(terms: &[QueryTerm], tool: &FieldTerms, bm25: f32) -> f64 {
   } else {
     let named: f32 = name
       .iter()
-      .map(|word| {
-        terms.iter().flat_map(|t| &t.forms).filter(|(form, _)| form == word).map(|(_, w)| *w).fold(0.0, f32::max)
-      })
+      .map(|word| terms.iter().flat_map(|t| &t.forms).filter(|f| f.id == *word).map(|f| f.weight).fold(0.0, f32::max))
       .sum();
     f64::from(named) / name.len() as f64
   };
@@ -107,18 +129,26 @@ pub fn round(score: f64) -> f64 {
 mod tests {
   use super::*;
 
+  /// Test stems are numbered by their first letter.
+  fn id(stem: &str) -> StemId {
+    u32::from(stem.as_bytes()[0])
+  }
+
   fn terms(words: &[&[(&str, f32)]]) -> Vec<QueryTerm> {
     words
       .iter()
-      .map(|forms| QueryTerm { idf: 1.0, forms: forms.iter().map(|(f, w)| (f.to_string(), *w)).collect() })
+      .map(|forms| QueryTerm {
+        idf: 1.0,
+        forms: forms.iter().map(|(f, w)| Form { id: id(f), text: f.to_string(), weight: *w }).collect(),
+      })
       .collect()
   }
 
   fn tool(name: &[&str], description: &[&str]) -> FieldTerms {
     let mut t: FieldTerms = Default::default();
-    t[0] = name.iter().map(|s| s.to_string()).collect();
+    t[0] = name.iter().map(|s| id(s)).collect();
     t[0].sort();
-    t[4] = description.iter().map(|s| s.to_string()).collect();
+    t[4] = description.iter().map(|s| id(s)).collect();
     t[4].sort();
     t
   }
@@ -126,9 +156,9 @@ mod tests {
   #[test]
   fn name_beats_description_beats_synonym() {
     let q = terms(&[&[("creat", 1.0)], &[("issu", 1.0), ("ticket", SYNONYM)]]);
-    let in_name = score(&q, &tool(&["creat", "issu"], &[]), 3.0);
-    let in_description = score(&q, &tool(&["new"], &["creat", "issu"]), 3.0);
-    let by_synonym = score(&q, &tool(&["creat", "ticket"], &[]), 3.0);
+    let in_name = score(&q, &tool(&["creat", "issu"], &[]), &[1.0; 6], 3.0);
+    let in_description = score(&q, &tool(&["new"], &["creat", "issu"]), &[1.0; 6], 3.0);
+    let by_synonym = score(&q, &tool(&["creat", "ticket"], &[]), &[1.0; 6], 3.0);
     assert!(in_name > by_synonym && in_name > in_description, "{in_name} {by_synonym} {in_description}");
     assert!(in_name < 1.0, "only an exact name reaches 1");
   }
@@ -136,15 +166,18 @@ mod tests {
   #[test]
   fn precision_prefers_the_shorter_name() {
     let q = terms(&[&[("creat", 1.0)], &[("issu", 1.0)]]);
-    assert!(score(&q, &tool(&["creat", "issu"], &[]), 1.0) > score(&q, &tool(&["comment", "creat", "issu"], &[]), 1.0));
+    assert!(
+      score(&q, &tool(&["creat", "issu"], &[]), &[1.0; 6], 1.0)
+        > score(&q, &tool(&["bug", "creat", "issu"], &[]), &[1.0; 6], 1.0)
+    );
   }
 
   #[test]
   fn bounds() {
     let q = terms(&[&[("x", 1.0)]]);
-    assert_eq!(score(&q, &tool(&["y"], &[]), 5.0), 0.0);
-    assert_eq!(score(&[], &tool(&["y"], &[]), 5.0), 0.0);
-    let s = score(&q, &tool(&["x"], &["x"]), f32::MAX);
+    assert_eq!(score(&q, &tool(&["y"], &[]), &[1.0; 6], 5.0), 0.0);
+    assert_eq!(score(&[], &tool(&["y"], &[]), &[1.0; 6], 5.0), 0.0);
+    let s = score(&q, &tool(&["x"], &["x"]), &[1.0; 6], f32::MAX);
     assert!(s > 0.0 && s <= 1.0);
     assert!(idf(10, 0) > idf(10, 5) && idf(10, 10) > 0.0 && idf(0, 0) > 0.0);
   }

@@ -4,6 +4,9 @@
 //!
 //! Groups are written as plain words and compared by stem, so `tickets`, `ticketing` and `ticket`
 //! all expand alike. A word may sit in several groups (`open` creates a ticket or opens a page).
+//! An entry of several words is a phrase: the group's single words expand to every word of it
+//! (`pr` → `pull`, `request`), so an abbreviation covers the whole name it stands for; a phrase
+//! itself expands nothing (its words are matched as they are).
 
 use std::{collections::HashMap, sync::OnceLock};
 
@@ -50,7 +53,29 @@ const GROUPS: &[&[&str]] = &[
   &["file", "document", "doc", "attachment"],
   &["folder", "directory", "dir", "path"],
   &["comment", "reply", "note", "remark"],
-  &["pr", "pull", "merge"],
+  &["pr", "pull request", "merge request", "mr"],
+  &["k8s", "kubernetes", "kubectl", "cluster"],
+  &["dm", "direct message"],
+  &["gh", "github"],
+  &["mongo", "mongodb"],
+  &["sprint", "cycle", "iteration", "milestone"],
+  &["flag", "toggle", "feature flag", "switch"],
+  &["flowchart", "flow diagram", "diagram", "process"],
+  &["vault", "password", "credential", "secret", "login", "item"],
+  &["own", "ownership", "assign", "claim", "take"],
+  &["link", "associate", "association", "connect", "relate"],
+  &["row", "record", "entry", "item", "page"],
+  &["shell", "exec", "terminal", "command", "console"],
+  &["offboard", "remove member", "revoke", "deactivate", "suspend"],
+  &["onboard", "invite", "add member"],
+  &["priority", "urgent", "urgency", "bump", "escalate", "severity"],
+  &["allowed", "permitted", "permission", "access"],
+  &["size", "big", "modified", "info", "stat", "metadata"],
+  &["sum", "add", "total", "calculate", "compute"],
+  &["poi", "place", "landmark", "venue"],
+  &["ago", "relative", "since"],
+  &["headless", "browser", "navigate", "page"],
+  &["status", "state", "health", "progress"],
   &["page", "website", "site", "url", "link", "web", "webpage"],
   &["image", "picture", "photo", "screenshot", "img"],
   &["email", "mail", "inbox"],
@@ -90,12 +115,15 @@ pub fn of(stemmed: &str) -> &'static [String] {
   let table = TABLE.get_or_init(|| {
     let mut table: HashMap<String, Vec<String>> = HashMap::new();
     for group in GROUPS {
-      let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
-      for s in &stems {
-        let entry = table.entry(s.clone()).or_default();
-        for other in &stems {
-          if other != s && !entry.contains(other) {
-            entry.push(other.clone());
+      let entries: Vec<Vec<String>> = group.iter().map(|e| e.split(' ').map(stem).collect()).collect();
+      for (i, key) in entries.iter().enumerate() {
+        let [key] = key.as_slice() else { continue }; // phrases expand nothing
+        let expansion = table.entry(key.clone()).or_default();
+        for (j, other) in entries.iter().enumerate() {
+          for word in other {
+            if i != j && word != key && !expansion.contains(word) {
+              expansion.push(word.clone());
+            }
           }
         }
       }
@@ -116,5 +144,8 @@ mod tests {
     assert!(of(&stem("remove")).contains(&stem("delete")));
     assert!(!of(&stem("delete")).contains(&stem("delete")));
     assert!(of("zzzz").is_empty());
+    let pr = of("pr");
+    assert!(pr.contains(&stem("pull")) && pr.contains(&stem("request")) && pr.contains(&stem("merge")));
+    assert!(of("pull").is_empty(), "phrases expand nothing");
   }
 }
