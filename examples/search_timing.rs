@@ -61,21 +61,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
   if std::env::var_os("INDEX_ONLY").is_some() {
     return Ok(());
   }
-  let queries = [
+  let mut queries: Vec<String> = [
     "create a new issue",
     "list all users in the project",
     "send a mesage to the channel",
     "delete branch",
     "find invoices for order",
     "get repository files",
-  ];
+  ]
+  .map(String::from)
+  .to_vec();
+  // With the corpus, the benchmark's own queries (queries.json beside it).
+  if let Some(path) = std::env::args().nth(2) {
+    let file = std::path::Path::new(&path).with_file_name("queries.json");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
+    queries = json["queries"].as_array().ok_or("no queries")?.iter().filter_map(|q| q["query"].as_str().map(String::from)).collect();
+  }
   let options = SearchOptions::default();
   let mut times = Vec::new();
-  for round in 0..3000 {
-    for q in queries {
+  let rounds = 18_000 / queries.len();
+  for round in 0..rounds {
+    for q in &queries {
       let t = Instant::now();
       let hits = index.search(q, &options)?;
-      if round > 100 {
+      if round > rounds / 10 {
         times.push(t.elapsed().as_secs_f64() * 1e6);
       }
       std::hint::black_box(hits);
