@@ -75,7 +75,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
   if let Some(path) = std::env::args().nth(2) {
     let file = std::path::Path::new(&path).with_file_name("queries.json");
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
-    queries = json["queries"].as_array().ok_or("no queries")?.iter().filter_map(|q| q["query"].as_str().map(String::from)).collect();
+    queries = json["queries"]
+      .as_array()
+      .ok_or("no queries")?
+      .iter()
+      .filter_map(|q| q["query"].as_str().map(String::from))
+      .collect();
   }
   let options = SearchOptions::default();
   let mut times = Vec::new();

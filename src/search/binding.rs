@@ -190,11 +190,11 @@ fn read_tool(env: &Env, value: &Unknown, at: &str) -> napi::Result<Tool> {
   }
   if let Some(examples) = present(&object, "examples")? {
     for (i, example) in array_arg(env, &examples, &format!("{at}.examples"))?.iter().enumerate() {
+      // Strings and `{ description }` objects are read; anything else carries no text.
+      let label = format!("{at}.examples[{i}]");
       let text = match example.get_type()? {
-        ValueType::String => Some(args::string_arg(env, example, "example")?),
-        ValueType::Object => {
-          optional_string(env, &object_arg(env, example, "")?, "description", &format!("{at}.examples[{i}]"))?
-        }
+        ValueType::String => Some(args::string_arg(env, example, &label)?),
+        ValueType::Object => optional_string(env, &object_arg(env, example, &label)?, "description", &label)?,
         _ => None,
       };
       tool.examples.extend(text);
