@@ -97,9 +97,8 @@ struct SchemaFields {
 struct Entry {
   tool: Tool,
   keys: Vec<String>,
+  /// Filled in by `upsert` from `stems`, once the stems have numbers.
   terms: FieldTerms,
-  /// The stems of each field until `terms` is filled in by number (empty afterwards).
-  field_stems: [Vec<String>; 6],
   /// Every distinct stem of the tool, for document frequencies, with the fields it occurs in.
   stems: Vec<(String, [bool; 6])>,
   /// Every distinct surface word, for typo correction.
@@ -190,7 +189,6 @@ impl ToolIndex {
       self.next_id += 1;
       let (mut entry, texts) = analyze(tool, &mut self.stem_cache);
       self.writer.add_document(self.document(id, &entry, texts))?;
-      let mut ids: HashMap<&str, StemId> = HashMap::with_capacity(entry.stems.len());
       for (stem, in_fields) in &entry.stems {
         let stats = match self.stems.get_mut(stem.as_str()) {
           Some(stats) => stats,
@@ -201,22 +199,19 @@ impl ToolIndex {
           }
         };
         stats.docs += 1;
-        for (count, present) in stats.fields.iter_mut().zip(in_fields) {
+        for ((count, present), terms) in stats.fields.iter_mut().zip(in_fields).zip(&mut entry.terms) {
           *count += u32::from(*present);
+          if *present {
+            terms.push(stats.id);
+          }
         }
-        ids.insert(stem, stats.id);
       }
-      for (field, stems) in entry.field_stems.iter().enumerate() {
-        let mut terms: Vec<StemId> = stems.iter().filter_map(|s| ids.get(s.as_str()).copied()).collect();
+      for terms in &mut entry.terms {
         terms.sort_unstable();
-        terms.dedup();
-        entry.terms[field] = terms;
       }
-      drop(ids);
       for (total, len) in self.total_lengths.iter_mut().zip(entry.lengths) {
         *total += u64::from(len);
       }
-      entry.field_stems = Default::default();
       for word in &entry.words {
         *self.vocabulary.entry(word.clone()).or_default() += 1;
       }
@@ -509,7 +504,6 @@ fn field_words(tool: &Tool, stems: &mut StemCache) -> [Vec<analysis::Word>; 6] {
 fn analyze(tool: Tool, stems_seen: &mut StemCache) -> (Entry, [String; 6]) {
   let fields = field_words(&tool, stems_seen);
   let lengths = fields.each_ref().map(|f| u32::try_from(f.len()).unwrap_or(u32::MAX));
-  let mut field_stems: [Vec<String>; 6] = Default::default();
   let mut texts: [String; 6] = Default::default();
   let mut stems: HashMap<String, [bool; 6]> = HashMap::new();
   let mut words: HashSet<String> = HashSet::new();
@@ -519,12 +513,9 @@ fn analyze(tool: Tool, stems_seen: &mut StemCache) -> (Entry, [String; 6]) {
         texts[i].push(' ');
       }
       texts[i].push_str(&word.stem);
-      stems.entry(word.stem.clone()).or_default()[i] = true;
-      field_stems[i].push(word.stem);
+      stems.entry(word.stem).or_default()[i] = true;
       words.insert(word.surface);
     }
-    field_stems[i].sort_unstable();
-    field_stems[i].dedup();
   }
   let mut keys = vec![name_key(&tool.name)];
   if let Some((_, local)) = tool.name.rsplit_once(':') {
@@ -537,7 +528,6 @@ fn analyze(tool: Tool, stems_seen: &mut StemCache) -> (Entry, [String; 6]) {
     tool,
     keys,
     terms: Default::default(),
-    field_stems,
     stems: stems.into_iter().collect(),
     words: words.into_iter().collect(),
     lengths,
