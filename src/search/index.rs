@@ -259,7 +259,10 @@ impl ToolIndex {
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     clauses.push((
       Occur::Should,
-      boosted(TermQuery::new(self.term(self.fields.key, &whole), IndexRecordOption::Basic), EXACT_NAME_BOOST),
+      boosted(
+        TermQuery::new(Term::from_field_text(self.fields.key, &whole), IndexRecordOption::Basic),
+        EXACT_NAME_BOOST,
+      ),
     ));
     for term in &terms {
       for form in &term.forms {
@@ -270,7 +273,7 @@ impl ToolIndex {
           // number of term clauses, which dominates query time, small.)
           let secondary = form.weight < 1.0 && !matches!(field, Field::Name | Field::Description);
           if stats.fields[field as usize] > 0 && !secondary {
-            let t = self.term(self.fields.text[field as usize], &form.text);
+            let t = Term::from_field_text(self.fields.text[field as usize], &form.text);
             clauses.push((
               Occur::Should,
               boosted(TermQuery::new(t, IndexRecordOption::WithFreqs), FIELD_WEIGHT[field as usize] * form.weight),
@@ -399,10 +402,6 @@ impl ToolIndex {
       return Vec::new();
     }
     terms
-  }
-
-  fn term(&self, field: SchemaField, text: &str) -> Term {
-    Term::from_field_text(field, text)
   }
 
   /// Drops a tool from the writer, the maps and the statistics.
