@@ -176,6 +176,173 @@ export interface IndexedTool {
   examples?: Array<string | { description: string; input?: unknown; output?: unknown }>
 }
 
+/** `CodeCallOptions.mode` (seed 000, "Modes"). */
+export type CodeCallMode = 'codecall_only' | 'codecall_opt_in' | 'metadata_driven'
+
+/**
+ * CodeCall's per-tool metadata (seed 000, "Tool metadata extension"). Import
+ * `@codecall/native/tool-options` to add it to your framework's `ToolOptions` as `codecall?`.
+ */
+export interface CodeCallToolMetadata {
+  /** Stay visible in `list_tools` beside the meta-tools. @default false (every mode) */
+  visibleInListTools?: boolean
+  /**
+   * In the CodeCall index (searchable, describable, callable from scripts).
+   * @default true in 'codecall_only'; false in 'codecall_opt_in' and 'metadata_driven' (must be explicit)
+   */
+  enabledInCodeCall?: boolean
+}
+
+/** An MCP tool as `tools/list` shows it. */
+export interface McpTool {
+  name: string
+  title?: string
+  description?: string
+  inputSchema: { type: 'object'; [key: string]: unknown }
+  outputSchema?: { type: 'object'; [key: string]: unknown }
+  annotations?: {
+    title?: string
+    readOnlyHint?: boolean
+    destructiveHint?: boolean
+    idempotentHint?: boolean
+    openWorldHint?: boolean
+    [key: string]: unknown
+  }
+  _meta?: Record<string, unknown>
+  [key: string]: unknown
+}
+
+/** A host tool: an MCP tool plus CodeCall metadata (`api.md` §5). Functions on it (handlers) are ignored. */
+export interface ToolDefinition {
+  name: string
+  title?: string
+  description?: string
+  inputSchema?: Record<string, unknown>
+  outputSchema?: Record<string, unknown>
+  annotations?: McpTool['annotations']
+  appId?: string
+  /** @default 'inline' */
+  source?: 'inline' | 'openapi' | (string & {})
+  tags?: string[]
+  /** Shown first in describe's `usageExamples`; the descriptions are searched. */
+  examples?: { description: string; input: unknown; output?: unknown }[]
+  codecall?: CodeCallToolMetadata
+  /** Never listed, indexed, described or callable (seed 002). @default false */
+  internal?: boolean
+  [key: string]: unknown
+}
+
+/** What `includeTools` and `directCalls.filter` are shown of a tool. */
+export interface CodeCallToolSummary {
+  name: string
+  appId?: string
+  source: string
+  description?: string
+  tags: string[]
+}
+
+/** `new CodeCall(options)` (seed 000, "Plugin options"). */
+export interface CodeCallOptions {
+  /** What `list_tools` shows and what the index holds. @default 'codecall_only' */
+  mode?: CodeCallMode
+  /** Results of `search` unless the call says otherwise. @default 8 */
+  topK?: number
+  /** Most tools one `describe` returns. @default 8 */
+  maxDefinitions?: number
+  /** Applied before the mode's rules: returning `false` drops a tool from CodeCall entirely. */
+  includeTools?: (tool: CodeCallToolSummary) => boolean
+  /** The `invoke` meta-tool: one tool call without a script. */
+  directCalls?: {
+    /** @default false */
+    enabled: boolean
+    /** Only these tools (which must also be indexed). @default every indexed tool */
+    allowedTools?: string[]
+    /** A further policy: a falsy return (or a throw) refuses the call with `ACCESS_DENIED`. */
+    filter?: (tool: CodeCallToolSummary) => boolean
+  }
+  /** The sandbox scripts run in (`SandboxOptions`, a preset and overrides). @default { preset: 'secure' } */
+  vm?: SandboxOptions
+  search?: {
+    /** @default true */
+    synonyms?: boolean
+    /** @default true */
+    fuzzy?: boolean
+    /** Hits scoring below it (0..1) are dropped. @default 0 */
+    similarityThreshold?: number
+  }
+  /** @default 'codecall' */
+  metaToolPrefix?: string
+  /** `':'` (seed 001) or `'_'`, `'-'`, `'.'` for clients that accept only `[a-zA-Z0-9_-]`. @default ':' */
+  metaToolSeparator?: ':' | '_' | '-' | '.'
+  /** Called after `setTools`/`upsertTools`/`removeTools` changed `listTools()` or the index. */
+  onToolsChanged?: () => void
+}
+
+/** The host's tool pipeline behind every call (`callTool` may return a value, a Promise, or an MCP `CallToolResult`). */
+export interface CodeCallHost {
+  callTool(name: string, input: unknown, meta: { callId: string; executionId: string }): unknown
+  onEvent?(event: ExecuteEvent): void
+  functions?: Record<string, (...args: any[]) => unknown>
+}
+
+export interface CodeCallSearchInput {
+  query?: string
+  /** Several queries; merged by best score. */
+  queries?: string[]
+  topK?: number
+  filter?: { appIds?: string[]; tags?: string[]; includeOpenApi?: boolean; includeInline?: boolean }
+}
+
+export interface CodeCallSearchResult {
+  tools: { name: string; appId?: string; description: string; source: string | null; score: number }[]
+  totalIndexed: number
+}
+
+export interface CodeCallDescribeInput {
+  toolNames?: string[]
+  /** Seed 000's form. */
+  tools?: string[]
+  max?: number
+}
+
+export interface CodeCallDescribeResult {
+  tools: {
+    name: string
+    appId?: string
+    description: string
+    inputSchema: Record<string, unknown>
+    outputSchema: Record<string, unknown> | null
+    annotations: NonNullable<McpTool['annotations']>
+    usageExamples: { description: string; code: string }[]
+    /** `declare function callTool(name: '...', input: {...}): Promise<...>;` */
+    typescript: string
+  }[]
+  /** Meta-tools and tools outside the index. */
+  notFound?: string[]
+  /** Found, but past `maxDefinitions`: describe them in another call. */
+  omitted?: string[]
+}
+
+export interface CodeCallExecuteInput {
+  script: string
+  context?: Record<string, unknown>
+  allowedTools?: string[]
+  language?: 'javascript' | 'typescript'
+  input?: unknown
+}
+
+export interface CodeCallInvokeInput {
+  tool: string
+  input?: unknown
+}
+
+export type CodeCallInvokeResult =
+  | { status: 'ok'; result?: unknown }
+  | {
+      status: 'error'
+      error: { code: ErrorCode | (string & {}); message: string; toolName: string; toolInput: unknown; details?: unknown }
+    }
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -183,6 +350,57 @@ export interface IndexedTool {
  * can point the loader at a WASI artifact this package does not build itself.
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
+
+/** The code-mode engine: a tool registry, the meta-tools and their dispatch (`api.md` §5). */
+export declare class CodeCall {
+  /** Throws `TypeError` (`ERR_INVALID_ARG`) for invalid options. */
+  constructor(options?: CodeCallOptions)
+  /**
+   * Replaces every tool. Calls `onToolsChanged` if `listTools()` or the index changed. Throws
+   * `TypeError` (`ERR_INVALID_ARG`) if a tool is malformed (then nothing changes).
+   */
+  setTools(tools: ToolDefinition[]): void
+  /**
+   * Adds tools or replaces them by name. Calls `onToolsChanged` if `listTools()` or the index
+   * changed. Throws `TypeError` (`ERR_INVALID_ARG`) if a tool is malformed (then nothing changes).
+   */
+  upsertTools(tools: ToolDefinition[]): void
+  /**
+   * Removes tools by name (unknown names are ignored). Calls `onToolsChanged` if `listTools()` or
+   * the index changed.
+   */
+  removeTools(names: string[]): void
+  /** What the server's `list_tools` answers: the meta-tools, then the tools the mode shows. */
+  listTools(): McpTool[]
+  /** The meta-tools alone (`invoke` only with `directCalls.enabled`). */
+  metaTools(): McpTool[]
+  /** `codecall:search`. Throws `TypeError` (`ERR_INVALID_ARG`) for malformed input. */
+  search(input: CodeCallSearchInput): CodeCallSearchResult
+  /** `codecall:describe`. Throws `TypeError` (`ERR_INVALID_ARG`) for malformed input. */
+  describe(input: CodeCallDescribeInput): CodeCallDescribeResult
+  /**
+   * `codecall:execute`: validates and runs the script; every `callTool` goes to `host.callTool`
+   * (only for tools in the index), MCP `CallToolResult`s unwrapped. Resolves to an
+   * `ExecuteResult`; rejects with `TypeError` (`ERR_INVALID_ARG`) for malformed input.
+   */
+  execute(input: CodeCallExecuteInput, host: CodeCallHost): Promise<ExecuteResult>
+  /**
+   * `codecall:invoke`: one tool through the host's pipeline, no VM. Resolves to
+   * `{ status: 'ok', result }` or `{ status: 'error', error }`; rejects with `TypeError`
+   * (`ERR_INVALID_ARG`) for malformed input.
+   */
+  invoke(input: CodeCallInvokeInput, host: CodeCallHost): Promise<CodeCallInvokeResult>
+  /**
+   * Dispatches a `tools/call` of a meta-tool by its name. Rejects with `TypeError`
+   * (`ERR_INVALID_ARG`) for a name that is not a meta-tool, or malformed arguments.
+   */
+  handle(name: string, args: unknown, host: CodeCallHost): Promise<unknown>
+  /**
+   * Ends running executions with `POOL_DISPOSED` and stops the engine's sandbox threads. Later
+   * executions resolve to `POOL_DISPOSED`.
+   */
+  dispose(): Promise<void>
+}
 
 /** A QuickJS sandbox for AgentScript plans (`api.md` §2). */
 export declare class Sandbox {

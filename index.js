@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.CodeCall = nativeBinding.CodeCall
 module.exports.Sandbox = nativeBinding.Sandbox
 module.exports.ToolIndex = nativeBinding.ToolIndex
 module.exports.validate = nativeBinding.validate

@@ -9,12 +9,14 @@
 //! | `validator`  | `validate`  | oxc parse, AgentScript rules, TypeScript stripping, rewriting   |
 //! | `sandbox`    | `Sandbox`   | QuickJS runtimes, limits, the thread pool, the host-call bridge |
 //! | `search`     | `ToolIndex` | tool search: analysis, synonyms, typos, BM25 on tantivy, score  |
+//! | `engine`     | `CodeCall`  | tool registry, modes, meta-tools, MCP result unwrapping         |
 //!
 //! The core of every layer is plain Rust (tested with `cargo test`); the napi surface lives in each
 //! layer's `binding.rs` and is kept thin.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod common;
+pub mod engine;
 pub mod sandbox;
 pub mod search;
 pub mod validator;

@@ -344,7 +344,13 @@ impl Sandbox {
   #[napi(constructor, ts_args_type = "options?: SandboxOptions")]
   pub fn new(env: Env, options: Option<Unknown>) -> napi::Result<Self> {
     let options: SandboxOptions = args::options_arg(&env, options.as_ref(), "options")?.unwrap_or_default();
-    let config = Arc::new(options.to_config().map_err(|m| args::invalid_arg(&env, m))?);
+    let config = options.to_config().map_err(|m| args::invalid_arg(&env, m))?;
+    Self::from_config(&env, config)
+  }
+
+  /// A sandbox for a checked configuration (the engine layer builds its own this way).
+  pub(crate) fn from_config(env: &Env, config: SandboxConfig) -> napi::Result<Self> {
+    let config = Arc::new(config);
     let pool = Pool::new(config.clone()).map_err(napi::Error::from_reason)?;
     let replies = Arc::new(Replies::default());
     let reply_fn = {
@@ -369,7 +375,7 @@ impl Sandbox {
     let factory: Function<FnArgs<(Function<(), ()>,)>, Unknown> = env.run_script(HOST_JS)?;
     let create_dispatcher: Unknown = factory.call(FnArgs::from((reply_fn,)))?;
     // Keep it referenced from a holder object: references to objects are what ObjectRef keeps.
-    let mut holder = Object::new(&env)?;
+    let mut holder = Object::new(env)?;
     holder.set("createDispatcher", create_dispatcher)?;
     Ok(Self {
       pool: Some(pool),
@@ -379,6 +385,10 @@ impl Sandbox {
       next_id: 0,
       instance: INSTANCES.fetch_add(1, Ordering::Relaxed) + 1,
     })
+  }
+
+  pub(crate) fn config(&self) -> &SandboxConfig {
+    &self.config
   }
 
   /// Validates and runs `script`. Resolves to exactly one `ExecuteResult`; a script never makes it
@@ -395,101 +405,23 @@ impl Sandbox {
     options: Option<Unknown<'env>>,
   ) -> napi::Result<Unknown<'env>> {
     let script = args::string_arg(env, &script, "script")?;
-    let host = host.filter(|h| !args::is_nullish(h));
-    let host_object = match &host {
-      Some(h) if h.get_type()? == ValueType::Object => Some(Object::from_raw(env.raw(), h.raw())),
-      Some(_) => return Err(args::invalid_arg(env, "host must be an object")),
-      None => None,
-    };
     let mut exec = ExecuteConfig::new(&self.config);
-    if let Some(host) = &host_object {
-      for name in ["callTool", "getTool", "onEvent"] {
-        let value: Option<Unknown> = host.get(name)?;
-        if let Some(v) = value.filter(|v| !args::is_nullish(v)) {
-          if v.get_type()? != ValueType::Function {
-            return Err(args::invalid_arg(env, format!("host.{name} must be a function")));
-          }
-          if name == "getTool" {
-            exec.host_get_tool = true;
-          }
-        }
-      }
-      let functions: Option<Unknown> = host.get("functions")?;
-      if let Some(functions) = functions.filter(|v| !args::is_nullish(v)) {
-        if functions.get_type()? != ValueType::Object {
-          return Err(args::invalid_arg(env, "host.functions must be an object of functions"));
-        }
-        let functions = Object::from_raw(env.raw(), functions.raw());
-        for key in Object::keys(&functions)? {
-          let value: Option<Unknown> = functions.get(&key)?;
-          if !matches!(value.map(|v| v.get_type()), Some(Ok(ValueType::Function))) {
-            return Err(args::invalid_arg(env, format!("host.functions['{key}'] must be a function")));
-          }
-          let valid = !key.is_empty() && key.split('.').all(is_identifier);
-          if !valid {
-            return Err(args::invalid_arg(
-              env,
-              format!("host.functions key '{key}' must be an identifier or a dotted path"),
-            ));
-          }
-          let root = key.split('.').next().unwrap_or_default();
-          if SANDBOX_GLOBALS.contains(&root) || root.starts_with(crate::common::preset::RESERVED_PREFIX) {
-            return Err(args::invalid_arg(
-              env,
-              format!("host.functions key '{key}' would replace the sandbox's own '{root}'"),
-            ));
-          }
-          exec.functions.push(key);
-        }
-      }
-    }
+    let host_object = read_host(env, host, &mut exec)?;
+    let signal = read_execute_options(env, options, &mut exec)?;
+    self.launch(env, script, host_object, exec, signal, None)
+  }
 
-    let mut signal: Option<Object> = None;
-    if let Some(options) = options.filter(|o| !args::is_nullish(o)) {
-      if options.get_type()? != ValueType::Object {
-        return Err(args::invalid_arg(env, "options must be an object"));
-      }
-      let options = Object::from_raw(env.raw(), options.raw());
-      if let Some(language) = options.get::<Unknown>("language")?.filter(|v| !args::is_nullish(v)) {
-        let language = args::string_arg(env, &language, "options.language")?;
-        exec.language = Language::parse(&language).ok_or_else(|| {
-          args::invalid_arg(env, format!("options.language must be 'javascript' or 'typescript' (got '{language}')"))
-        })?;
-      }
-      if let Some(context) = options.get::<Unknown>("context")?.filter(|v| !args::is_nullish(v)) {
-        if context.get_type()? != ValueType::Object {
-          return Err(args::invalid_arg(env, "options.context must be an object"));
-        }
-        exec.context_json = json_of(env, context, "options.context")?.unwrap_or_else(|| "{}".into());
-      }
-      if let Some(input) = options.get::<Unknown>("input")? {
-        if input.get_type()? != ValueType::Undefined {
-          exec.input_json = json_of(env, input, "options.input")?;
-        }
-      }
-      if let Some(allowed) = options.get::<Unknown>("allowedTools")?.filter(|v| !args::is_nullish(v)) {
-        let list: Vec<String> = args::options_arg(env, Some(&allowed), "options.allowedTools")?.unwrap_or_default();
-        exec.allowed_tools = Some(list);
-      }
-      if let Some(v) = options.get::<Unknown>("timeoutMs")?.filter(|v| !args::is_nullish(v)) {
-        let ms = number_arg(env, &v, "options.timeoutMs")?;
-        exec.timeout = exec.timeout.min(Duration::from_millis(ms));
-      }
-      if let Some(v) = options.get::<Unknown>("maxToolCalls")?.filter(|v| !args::is_nullish(v)) {
-        exec.max_tool_calls = exec.max_tool_calls.min(number_arg(env, &v, "options.maxToolCalls")?);
-      }
-      if let Some(s) = options.get::<Unknown>("signal")?.filter(|v| !args::is_nullish(v)) {
-        let is_signal = s.get_type()? == ValueType::Object && {
-          let o = Object::from_raw(env.raw(), s.raw());
-          matches!(o.get::<Unknown>("addEventListener")?.map(|f| f.get_type()), Some(Ok(ValueType::Function)))
-        };
-        if !is_signal {
-          return Err(args::invalid_arg(env, "options.signal must be an AbortSignal"));
-        }
-        signal = Some(Object::from_raw(env.raw(), s.raw()));
-      }
-    }
-
+  /// Starts one execution (arguments already checked); `wrap` puts the engine's host adapter
+  /// around the host's.
+  pub(crate) fn launch<'env>(
+    &mut self,
+    env: &'env Env,
+    script: String,
+    host_object: Option<Object<'env>>,
+    exec: ExecuteConfig,
+    signal: Option<Object<'env>>,
+    wrap: Option<&dyn Fn(Arc<dyn Host>) -> Arc<dyn Host>>,
+  ) -> napi::Result<Unknown<'env>> {
     self.next_id += 1;
     let id = format!("exec-{}-{}", self.instance, self.next_id);
     let pool = self.pool.as_ref().filter(|p| !p.is_disposed());
@@ -525,7 +457,12 @@ impl Sandbox {
         Ok(FnArgs::from((ctx.value.kind, ctx.value.payload, ctx.value.token)))
       },
     )?;
-    let napi_host = Arc::new(NapiHost { dispatch: Mutex::new(Some(tsfn)), replies: self.replies.clone() });
+    let napi_host: Arc<dyn Host> =
+      Arc::new(NapiHost { dispatch: Mutex::new(Some(tsfn)), replies: self.replies.clone() });
+    let napi_host = match wrap {
+      Some(wrap) => wrap(napi_host),
+      None => napi_host,
+    };
     let shared = Arc::new(Shared::new(id, napi_host, exec.timeout));
     *lock(&shared_slot) = Some(shared.clone());
 
@@ -587,4 +524,116 @@ fn json_of(env: &Env, value: Unknown<'_>, name: &str) -> napi::Result<Option<Str
       Err(args::invalid_arg(env, format!("{name} must be JSON-serializable: {}", e.reason)))
     }
   }
+}
+
+/// Checks an `ExecuteHost` (`callTool`, `getTool`, `onEvent`, `functions`) into `exec`.
+pub(crate) fn read_host<'env>(
+  env: &'env Env,
+  host: Option<Unknown<'env>>,
+  exec: &mut ExecuteConfig,
+) -> napi::Result<Option<Object<'env>>> {
+  let host = host.filter(|h| !args::is_nullish(h));
+  let host_object = match &host {
+    Some(h) if h.get_type()? == ValueType::Object => Some(Object::from_raw(env.raw(), h.raw())),
+    Some(_) => return Err(args::invalid_arg(env, "host must be an object")),
+    None => None,
+  };
+  if let Some(host) = &host_object {
+    for name in ["callTool", "getTool", "onEvent"] {
+      let value: Option<Unknown> = host.get(name)?;
+      if let Some(v) = value.filter(|v| !args::is_nullish(v)) {
+        if v.get_type()? != ValueType::Function {
+          return Err(args::invalid_arg(env, format!("host.{name} must be a function")));
+        }
+        if name == "getTool" {
+          exec.host_get_tool = true;
+        }
+      }
+    }
+    let functions: Option<Unknown> = host.get("functions")?;
+    if let Some(functions) = functions.filter(|v| !args::is_nullish(v)) {
+      if functions.get_type()? != ValueType::Object {
+        return Err(args::invalid_arg(env, "host.functions must be an object of functions"));
+      }
+      let functions = Object::from_raw(env.raw(), functions.raw());
+      for key in Object::keys(&functions)? {
+        let value: Option<Unknown> = functions.get(&key)?;
+        if !matches!(value.map(|v| v.get_type()), Some(Ok(ValueType::Function))) {
+          return Err(args::invalid_arg(env, format!("host.functions['{key}'] must be a function")));
+        }
+        let valid = !key.is_empty() && key.split('.').all(is_identifier);
+        if !valid {
+          return Err(args::invalid_arg(
+            env,
+            format!("host.functions key '{key}' must be an identifier or a dotted path"),
+          ));
+        }
+        let root = key.split('.').next().unwrap_or_default();
+        if SANDBOX_GLOBALS.contains(&root) || root.starts_with(crate::common::preset::RESERVED_PREFIX) {
+          return Err(args::invalid_arg(
+            env,
+            format!("host.functions key '{key}' would replace the sandbox's own '{root}'"),
+          ));
+        }
+        exec.functions.push(key);
+      }
+    }
+  }
+
+  Ok(host_object)
+}
+
+/// Checks `ExecuteOptions` into `exec`; returns the `AbortSignal`, if any.
+fn read_execute_options<'env>(
+  env: &'env Env,
+  options: Option<Unknown<'env>>,
+  exec: &mut ExecuteConfig,
+) -> napi::Result<Option<Object<'env>>> {
+  let mut signal: Option<Object> = None;
+  if let Some(options) = options.filter(|o| !args::is_nullish(o)) {
+    if options.get_type()? != ValueType::Object {
+      return Err(args::invalid_arg(env, "options must be an object"));
+    }
+    let options = Object::from_raw(env.raw(), options.raw());
+    if let Some(language) = options.get::<Unknown>("language")?.filter(|v| !args::is_nullish(v)) {
+      let language = args::string_arg(env, &language, "options.language")?;
+      exec.language = Language::parse(&language).ok_or_else(|| {
+        args::invalid_arg(env, format!("options.language must be 'javascript' or 'typescript' (got '{language}')"))
+      })?;
+    }
+    if let Some(context) = options.get::<Unknown>("context")?.filter(|v| !args::is_nullish(v)) {
+      if context.get_type()? != ValueType::Object {
+        return Err(args::invalid_arg(env, "options.context must be an object"));
+      }
+      exec.context_json = json_of(env, context, "options.context")?.unwrap_or_else(|| "{}".into());
+    }
+    if let Some(input) = options.get::<Unknown>("input")? {
+      if input.get_type()? != ValueType::Undefined {
+        exec.input_json = json_of(env, input, "options.input")?;
+      }
+    }
+    if let Some(allowed) = options.get::<Unknown>("allowedTools")?.filter(|v| !args::is_nullish(v)) {
+      let list: Vec<String> = args::options_arg(env, Some(&allowed), "options.allowedTools")?.unwrap_or_default();
+      exec.allowed_tools = Some(list);
+    }
+    if let Some(v) = options.get::<Unknown>("timeoutMs")?.filter(|v| !args::is_nullish(v)) {
+      let ms = number_arg(env, &v, "options.timeoutMs")?;
+      exec.timeout = exec.timeout.min(Duration::from_millis(ms));
+    }
+    if let Some(v) = options.get::<Unknown>("maxToolCalls")?.filter(|v| !args::is_nullish(v)) {
+      exec.max_tool_calls = exec.max_tool_calls.min(number_arg(env, &v, "options.maxToolCalls")?);
+    }
+    if let Some(s) = options.get::<Unknown>("signal")?.filter(|v| !args::is_nullish(v)) {
+      let is_signal = s.get_type()? == ValueType::Object && {
+        let o = Object::from_raw(env.raw(), s.raw());
+        matches!(o.get::<Unknown>("addEventListener")?.map(|f| f.get_type()), Some(Ok(ValueType::Function)))
+      };
+      if !is_signal {
+        return Err(args::invalid_arg(env, "options.signal must be an AbortSignal"));
+      }
+      signal = Some(Object::from_raw(env.raw(), s.raw()));
+    }
+  }
+
+  Ok(signal)
 }

@@ -1,0 +1,589 @@
+//! `class CodeCall` for JavaScript (`api.md` §5). Thin: argument checks, the host's callbacks, and
+//! JSON across the edge; the engine is plain Rust (`codecall.rs`) and runs scripts on the sandbox
+//! layer's `Sandbox`.
+//!
+//! Values cross as JSON: inputs are `JSON.stringify`d (a cycle or BigInt is `ERR_INVALID_ARG`) and
+//! results `JSON.parse`d, so nothing the host passes is kept alive or mutated by the engine.
+//! Methods returning a promise never throw: bad arguments reject with the `TypeError`.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{FnArgs, Function, FunctionCallContext, JsObjectValue, Object, ObjectRef, Unknown};
+use napi::{Env, JsValue, Status, ValueType};
+use napi_derive::napi;
+use serde_json::{json, Map, Value};
+
+use super::codecall::{Engine, EngineOptions};
+use super::host::EngineHost;
+use super::meta::{Meta, MetaNames};
+use super::registry::{Mode, ToolDef};
+use super::unwrap::unwrap_json;
+use crate::common::{args, ErrorCode};
+use crate::sandbox::binding::{read_host, Sandbox, SandboxOptions};
+use crate::sandbox::bridge::Host;
+use crate::sandbox::config::ExecuteConfig;
+use crate::search::IndexOptions;
+use crate::validator::Language;
+
+const ENGINE_JS: &str = include_str!("engine.js");
+
+static INSTANCES: AtomicU64 = AtomicU64::new(0);
+
+/// The code-mode engine: a tool registry, the meta-tools and their dispatch (`api.md` §5).
+#[napi]
+pub struct CodeCall {
+  engine: Engine,
+  sandbox: Sandbox,
+  /// `{ helper, includeTools?, filter?, onToolsChanged? }`.
+  refs: ObjectRef<false>,
+  instance: u64,
+  next_invoke: u64,
+}
+
+type Fn1<'env, A, R> = Function<'env, A, R>;
+
+#[napi]
+impl CodeCall {
+  /// Throws `TypeError` (`ERR_INVALID_ARG`) for invalid options.
+  #[napi(constructor, ts_args_type = "options?: CodeCallOptions")]
+  pub fn new(env: Env, options: Option<Unknown>) -> napi::Result<Self> {
+    let helper_factory: Function<(), Unknown> = env.run_script(ENGINE_JS)?;
+    let helper: Unknown = helper_factory.call(())?;
+    let mut refs = Object::new(&env)?;
+    refs.set("helper", helper)?;
+
+    let mut o = EngineOptions::default();
+    let mut vm = SandboxOptions::default();
+    let (mut prefix, mut separator) = (None, None);
+    if let Some(options) = options.filter(|v| !args::is_nullish(v)) {
+      let options = object_arg(&env, &options, "options")?;
+      if let Some(v) = present(&options, "mode")? {
+        let mode = args::string_arg(&env, &v, "options.mode")?;
+        o.mode = Mode::parse(&mode).ok_or_else(|| {
+          args::invalid_arg(
+            &env,
+            format!("options.mode must be 'codecall_only', 'codecall_opt_in' or 'metadata_driven' (got '{mode}')"),
+          )
+        })?;
+      }
+      if let Some(v) = present(&options, "topK")? {
+        o.top_k = positive(&env, &v, "options.topK")?;
+      }
+      if let Some(v) = present(&options, "maxDefinitions")? {
+        o.max_definitions = positive(&env, &v, "options.maxDefinitions")?;
+      }
+      for (key, slot) in [("includeTools", "includeTools"), ("onToolsChanged", "onToolsChanged")] {
+        if let Some(v) = present(&options, key)? {
+          refs.set(slot, function_arg(&env, v, &format!("options.{key}"))?)?;
+        }
+      }
+      if let Some(v) = present(&options, "directCalls")? {
+        let d = object_arg(&env, &v, "options.directCalls")?;
+        if let Some(v) = present(&d, "enabled")? {
+          o.direct_calls = bool_arg(&env, &v, "options.directCalls.enabled")?;
+        }
+        if let Some(v) = present(&d, "allowedTools")? {
+          let list: Vec<String> = string_list(&env, &v, "options.directCalls.allowedTools")?;
+          o.direct_allowed = Some(list.into_iter().collect::<HashSet<_>>());
+        }
+        if let Some(v) = present(&d, "filter")? {
+          refs.set("filter", function_arg(&env, v, "options.directCalls.filter")?)?;
+        }
+      }
+      if let Some(v) = present(&options, "vm")? {
+        vm = args::options_arg(&env, Some(&v), "options.vm")?.unwrap_or_default();
+      }
+      if let Some(v) = present(&options, "search")? {
+        let s = object_arg(&env, &v, "options.search")?;
+        let defaults = IndexOptions::default();
+        o.index = IndexOptions {
+          synonyms: match present(&s, "synonyms")? {
+            Some(v) => bool_arg(&env, &v, "options.search.synonyms")?,
+            None => defaults.synonyms,
+          },
+          fuzzy: match present(&s, "fuzzy")? {
+            Some(v) => bool_arg(&env, &v, "options.search.fuzzy")?,
+            None => defaults.fuzzy,
+          },
+        };
+        if let Some(v) = present(&s, "similarityThreshold")? {
+          let t = number(&env, &v, "options.search.similarityThreshold")?;
+          if !(0.0..=1.0).contains(&t) {
+            return Err(args::invalid_arg(
+              &env,
+              format!("options.search.similarityThreshold must be a number from 0 to 1 (got {t})"),
+            ));
+          }
+          o.min_score = t;
+        }
+      }
+      if let Some(v) = present(&options, "metaToolPrefix")? {
+        prefix = Some(args::string_arg(&env, &v, "options.metaToolPrefix")?);
+      }
+      if let Some(v) = present(&options, "metaToolSeparator")? {
+        separator = Some(args::string_arg(&env, &v, "options.metaToolSeparator")?);
+      }
+    }
+    o.names = MetaNames::new(prefix, separator).map_err(|m| args::invalid_arg(&env, m))?;
+    let mut config = vm.to_config().map_err(|m| args::invalid_arg(&env, format!("options.vm: {m}")))?;
+    config.policy.self_reference = o.names.self_reference();
+    o.allow_loops = config.policy.allow_loops;
+    o.allow_console = config.policy.allow_console;
+    o.timeout_ms = config.timeout_ms;
+    let engine = Engine::new(o).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+    let sandbox = Sandbox::from_config(&env, config)?;
+    Ok(Self {
+      engine,
+      sandbox,
+      refs: refs.create_ref()?,
+      instance: INSTANCES.fetch_add(1, Ordering::Relaxed) + 1,
+      next_invoke: 0,
+    })
+  }
+
+  /// Replaces every tool. Calls `onToolsChanged` if `listTools()` or the index changed. Throws
+  /// `TypeError` (`ERR_INVALID_ARG`) if a tool is malformed (then nothing changes).
+  #[napi(ts_args_type = "tools: ToolDefinition[]")]
+  pub fn set_tools(&mut self, env: Env, tools: Unknown) -> napi::Result<()> {
+    let defs = self.read_tools(&env, &tools)?;
+    let changed = self.engine.set_tools(defs).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+    self.tools_changed(&env, changed)
+  }
+
+  /// Adds tools or replaces them by name. Calls `onToolsChanged` if `listTools()` or the index
+  /// changed. Throws `TypeError` (`ERR_INVALID_ARG`) if a tool is malformed (then nothing changes).
+  #[napi(ts_args_type = "tools: ToolDefinition[]")]
+  pub fn upsert_tools(&mut self, env: Env, tools: Unknown) -> napi::Result<()> {
+    let defs = self.read_tools(&env, &tools)?;
+    let changed = self.engine.upsert_tools(defs).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+    self.tools_changed(&env, changed)
+  }
+
+  /// Removes tools by name (unknown names are ignored). Calls `onToolsChanged` if `listTools()` or
+  /// the index changed.
+  #[napi(ts_args_type = "names: string[]")]
+  pub fn remove_tools(&mut self, env: Env, names: Unknown) -> napi::Result<()> {
+    let names = string_list(&env, &names, "names")?;
+    let changed = self.engine.remove_tools(&names);
+    self.tools_changed(&env, changed)
+  }
+
+  /// What the server's `list_tools` answers: the meta-tools, then the tools the mode shows.
+  #[napi(ts_return_type = "McpTool[]")]
+  pub fn list_tools<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+    self.to_js(env, &Value::Array(self.engine.list_tools()))
+  }
+
+  /// The meta-tools alone (`invoke` only with `directCalls.enabled`).
+  #[napi(ts_return_type = "McpTool[]")]
+  pub fn meta_tools<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+    self.to_js(env, &Value::Array(self.engine.meta_tools()))
+  }
+
+  /// `codecall:search`. Throws `TypeError` (`ERR_INVALID_ARG`) for malformed input.
+  #[napi(ts_args_type = "input: CodeCallSearchInput", ts_return_type = "CodeCallSearchResult")]
+  pub fn search<'env>(&mut self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
+    let input = self.json_value(env, input, "input")?;
+    let out = self.engine.search(&input).map_err(|m| args::invalid_arg(env, m))?;
+    self.to_js(env, &out)
+  }
+
+  /// `codecall:describe`. Throws `TypeError` (`ERR_INVALID_ARG`) for malformed input.
+  #[napi(ts_args_type = "input: CodeCallDescribeInput", ts_return_type = "CodeCallDescribeResult")]
+  pub fn describe<'env>(&self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
+    let input = self.json_value(env, input, "input")?;
+    let out = self.engine.describe(&input).map_err(|m| args::invalid_arg(env, m))?;
+    self.to_js(env, &out)
+  }
+
+  /// `codecall:execute`: validates and runs the script; every `callTool` goes to `host.callTool`
+  /// (only for tools in the index), MCP `CallToolResult`s unwrapped. Resolves to an
+  /// `ExecuteResult`; rejects with `TypeError` (`ERR_INVALID_ARG`) for malformed input.
+  #[napi(ts_args_type = "input: CodeCallExecuteInput, host: CodeCallHost", ts_return_type = "Promise<ExecuteResult>")]
+  pub fn execute<'env>(
+    &mut self,
+    env: &'env Env,
+    input: Unknown<'env>,
+    host: Option<Unknown<'env>>,
+  ) -> napi::Result<Unknown<'env>> {
+    let r = self.execute_inner(env, input, host);
+    self.rejecting(env, r)
+  }
+
+  /// `codecall:invoke`: one tool through the host's pipeline, no VM. Resolves to
+  /// `{ status: 'ok', result }` or `{ status: 'error', error }`; rejects with `TypeError`
+  /// (`ERR_INVALID_ARG`) for malformed input.
+  #[napi(
+    ts_args_type = "input: CodeCallInvokeInput, host: CodeCallHost",
+    ts_return_type = "Promise<CodeCallInvokeResult>"
+  )]
+  pub fn invoke<'env>(
+    &mut self,
+    env: &'env Env,
+    input: Unknown<'env>,
+    host: Option<Unknown<'env>>,
+  ) -> napi::Result<Unknown<'env>> {
+    let r = self.invoke_inner(env, input, host);
+    self.rejecting(env, r)
+  }
+
+  /// Dispatches a `tools/call` of a meta-tool by its name. Rejects with `TypeError`
+  /// (`ERR_INVALID_ARG`) for a name that is not a meta-tool, or malformed arguments.
+  #[napi(ts_args_type = "name: string, args: unknown, host: CodeCallHost", ts_return_type = "Promise<unknown>")]
+  pub fn handle<'env>(
+    &mut self,
+    env: &'env Env,
+    name: Unknown<'env>,
+    input: Unknown<'env>,
+    host: Option<Unknown<'env>>,
+  ) -> napi::Result<Unknown<'env>> {
+    let r = self.handle_inner(env, name, input, host);
+    self.rejecting(env, r)
+  }
+
+  /// Ends running executions with `POOL_DISPOSED` and stops the engine's sandbox threads. Later
+  /// executions resolve to `POOL_DISPOSED`.
+  #[napi(ts_return_type = "Promise<void>")]
+  pub fn dispose<'env>(&mut self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+    self.sandbox.dispose(env)
+  }
+}
+
+impl CodeCall {
+  fn helper<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+    let refs = self.refs.get_value(env)?;
+    refs.get("helper")?.ok_or_else(|| napi::Error::from_reason("engine helper missing"))
+  }
+
+  fn callback<'env>(&self, env: &'env Env, slot: &str) -> napi::Result<Option<Unknown<'env>>> {
+    let refs = self.refs.get_value(env)?;
+    refs.get(slot)
+  }
+
+  fn to_js<'env>(&self, env: &'env Env, value: &Value) -> napi::Result<Unknown<'env>> {
+    let parse: Fn1<String, Unknown> =
+      self.helper(env)?.get("parse")?.ok_or_else(|| napi::Error::from_reason("parse"))?;
+    parse.call(value.to_string())
+  }
+
+  fn json_value(&self, env: &Env, value: Unknown, what: &str) -> napi::Result<Value> {
+    let to_json: Fn1<FnArgs<(Unknown, String)>, Option<String>> =
+      self.helper(env)?.get("toJson")?.ok_or_else(|| napi::Error::from_reason("toJson"))?;
+    let json = to_json.call(FnArgs::from((value, what.to_string())))?;
+    match json {
+      None => Ok(Value::Null),
+      Some(json) => serde_json::from_str(&json).map_err(|e| args::invalid_arg(env, format!("{what}: {e}"))),
+    }
+  }
+
+  /// A thrown argument error becomes the returned promise's rejection.
+  fn rejecting<'env>(&self, env: &'env Env, r: napi::Result<Unknown<'env>>) -> napi::Result<Unknown<'env>> {
+    let e = match r {
+      Ok(v) => return Ok(v),
+      Err(e) if e.status == Status::PendingException => e,
+      Err(e) => return Err(e),
+    };
+    let mut exception = std::ptr::null_mut();
+    // SAFETY: `env` is this call's live environment on Node's thread; the out-pointer is a local.
+    let status = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
+    if status != napi::sys::Status::napi_ok || exception.is_null() {
+      return Err(e);
+    }
+    // SAFETY: `exception` was just handed out by napi for this scope and is a live value.
+    let exception = unsafe { Unknown::from_raw_unchecked(env.raw(), exception) };
+    let reject: Fn1<Unknown, Unknown> =
+      self.helper(env)?.get("reject")?.ok_or_else(|| napi::Error::from_reason("reject"))?;
+    reject.call(exception)
+  }
+
+  fn resolved<'env>(&self, env: &'env Env, value: &Value) -> napi::Result<Unknown<'env>> {
+    let value = self.to_js(env, value)?;
+    let resolve: Fn1<Unknown, Unknown> =
+      self.helper(env)?.get("resolve")?.ok_or_else(|| napi::Error::from_reason("resolve"))?;
+    resolve.call(value)
+  }
+
+  fn read_tools(&self, env: &Env, tools: &Unknown) -> napi::Result<Vec<ToolDef>> {
+    if !tools.is_array().unwrap_or(false) {
+      return Err(args::invalid_arg(env, "tools must be an array"));
+    }
+    let list = Object::from_raw(env.raw(), tools.raw());
+    let len = list.get_array_length()?;
+    let include: Option<Unknown> = self.callback(env, "includeTools")?;
+    let include_fn: Option<Fn1<FnArgs<(Unknown, String)>, bool>> = match include {
+      Some(_) => self.helper(env)?.get("include")?,
+      None => None,
+    };
+    let mut defs = Vec::with_capacity(len as usize);
+    for i in 0..len {
+      let at = format!("tools[{i}]");
+      let item: Unknown = list.get_element(i)?;
+      if item.get_type()? != ValueType::Object {
+        return Err(args::invalid_arg(env, format!("{at} must be an object")));
+      }
+      let value = self.json_value(env, item, &at)?;
+      let mut def = ToolDef::from_json(value, &at, self.engine.reserved()).map_err(|m| args::invalid_arg(env, m))?;
+      if let (Some(f), Some(include)) = (&include_fn, include) {
+        def.included = f.call(FnArgs::from((include, def.summary().to_string())))?;
+      }
+      defs.push(def);
+    }
+    Ok(defs)
+  }
+
+  fn tools_changed(&self, env: &Env, changed: bool) -> napi::Result<()> {
+    if !changed {
+      return Ok(());
+    }
+    if let Some(f) = self.callback(env, "onToolsChanged")? {
+      let changed: Fn1<Unknown, ()> =
+        self.helper(env)?.get("changed")?.ok_or_else(|| napi::Error::from_reason("changed"))?;
+      changed.call(f)?;
+    }
+    Ok(())
+  }
+
+  fn execute_inner<'env>(
+    &mut self,
+    env: &'env Env,
+    input: Unknown<'env>,
+    host: Option<Unknown<'env>>,
+  ) -> napi::Result<Unknown<'env>> {
+    let mut exec = ExecuteConfig::new(self.sandbox.config());
+    let host_object = read_host(env, host, &mut exec)?;
+    let input = self.json_value(env, input, "input")?;
+    let Value::Object(mut input) = input else {
+      return Err(args::invalid_arg(env, "input must be an object"));
+    };
+    let script = match input.remove("script") {
+      Some(Value::String(s)) => s,
+      _ => return Err(args::invalid_arg(env, "input.script must be a string")),
+    };
+    match input.remove("language") {
+      None | Some(Value::Null) => {}
+      Some(Value::String(l)) => {
+        exec.language = Language::parse(&l).ok_or_else(|| {
+          args::invalid_arg(env, format!("input.language must be 'javascript' or 'typescript' (got '{l}')"))
+        })?;
+      }
+      Some(_) => return Err(args::invalid_arg(env, "input.language must be a string")),
+    }
+    match input.remove("context") {
+      None | Some(Value::Null) => {}
+      Some(c @ Value::Object(_)) => exec.context_json = c.to_string(),
+      Some(_) => return Err(args::invalid_arg(env, "input.context must be an object")),
+    }
+    if let Some(v) = input.remove("input") {
+      exec.input_json = Some(v.to_string());
+    }
+    match input.remove("allowedTools") {
+      None | Some(Value::Null) => {}
+      Some(Value::Array(items)) => {
+        let mut list = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+          match item {
+            Value::String(s) => list.push(s),
+            _ => return Err(args::invalid_arg(env, format!("input.allowedTools[{i}] must be a string"))),
+          }
+        }
+        exec.allowed_tools = Some(list);
+      }
+      Some(_) => return Err(args::invalid_arg(env, "input.allowedTools must be an array of strings")),
+    }
+    // The registry answers the sandbox's getTool: only indexed tools are callable.
+    exec.host_get_tool = true;
+    let callable = self.engine.callable();
+    let wrap = move |inner: Arc<dyn Host>| -> Arc<dyn Host> { Arc::new(EngineHost::new(inner, callable.clone())) };
+    self.sandbox.launch(env, script, host_object, exec, None, Some(&wrap))
+  }
+
+  fn invoke_inner<'env>(
+    &mut self,
+    env: &'env Env,
+    input: Unknown<'env>,
+    host: Option<Unknown<'env>>,
+  ) -> napi::Result<Unknown<'env>> {
+    let host = match host.filter(|h| !args::is_nullish(h)) {
+      Some(h) if h.get_type()? == ValueType::Object => Object::from_raw(env.raw(), h.raw()),
+      _ => return Err(args::invalid_arg(env, "host must be an object with a callTool function")),
+    };
+    if !matches!(host.get::<Unknown>("callTool")?.map(|f| f.get_type()), Some(Ok(ValueType::Function))) {
+      return Err(args::invalid_arg(env, "host.callTool must be a function"));
+    }
+    let input = self.json_value(env, input, "input")?;
+    let Value::Object(mut input) = input else {
+      return Err(args::invalid_arg(env, "input must be an object"));
+    };
+    let tool = match input.remove("tool") {
+      Some(Value::String(s)) => s,
+      _ => return Err(args::invalid_arg(env, "input.tool must be a string")),
+    };
+    let tool_input = match input.remove("input") {
+      None | Some(Value::Null) => Value::Object(Map::new()),
+      Some(v) => v,
+    };
+    let filter = self.callback(env, "filter")?;
+    let allow_fn: Option<Fn1<FnArgs<(Unknown, String)>, bool>> = self.helper(env)?.get("allow")?;
+    let mut filter_error = None;
+    let check = self.engine.check_invoke(&tool, |def| match (filter, &allow_fn) {
+      (Some(filter), Some(allow)) => match allow.call(FnArgs::from((filter, def.summary().to_string()))) {
+        Ok(allowed) => allowed,
+        Err(e) => {
+          filter_error = Some(e);
+          false
+        }
+      },
+      _ => true,
+    });
+    if let Some(e) = filter_error {
+      return Err(e);
+    }
+    if let Err(refusal) = check {
+      let out = json!({
+        "status": "error",
+        "error": { "code": refusal.code.as_str(), "message": refusal.message, "toolName": tool, "toolInput": tool_input },
+      });
+      return self.resolved(env, &out);
+    }
+    self.next_invoke += 1;
+    let id = format!("invoke-{}-{}", self.instance, self.next_invoke);
+    let mut meta = Object::new(env)?;
+    meta.set("callId", id.as_str())?;
+    meta.set("executionId", id.as_str())?;
+    let input_json = tool_input.to_string();
+    let finish = {
+      let (tool, input_json) = (tool.clone(), input_json.clone());
+      env.create_function_from_closure::<Unknown, String, _>(
+        "finish",
+        move |ctx: FunctionCallContext| -> napi::Result<String> {
+          let error: Option<String> = ctx.get(0)?;
+          let value: Option<String> = ctx.get(1)?;
+          Ok(invoke_result(&tool, &input_json, error, value))
+        },
+      )?
+    };
+    let invoke: Fn1<FnArgs<(Object, String, String, Object, Unknown)>, Unknown> =
+      self.helper(env)?.get("invoke")?.ok_or_else(|| napi::Error::from_reason("invoke"))?;
+    invoke.call(FnArgs::from((host, tool, input_json, meta, finish.to_unknown())))
+  }
+
+  fn handle_inner<'env>(
+    &mut self,
+    env: &'env Env,
+    name: Unknown<'env>,
+    input: Unknown<'env>,
+    host: Option<Unknown<'env>>,
+  ) -> napi::Result<Unknown<'env>> {
+    let name = args::string_arg(env, &name, "name")?;
+    match self.engine.meta(&name) {
+      Some(Meta::Search) => {
+        let input = self.json_value(env, input, "args")?;
+        let out = self.engine.search(&input).map_err(|m| args::invalid_arg(env, m))?;
+        self.resolved(env, &out)
+      }
+      Some(Meta::Describe) => {
+        let input = self.json_value(env, input, "args")?;
+        let out = self.engine.describe(&input).map_err(|m| args::invalid_arg(env, m))?;
+        self.resolved(env, &out)
+      }
+      Some(Meta::Execute) => self.execute_inner(env, input, host),
+      Some(Meta::Invoke) => self.invoke_inner(env, input, host),
+      None => Err(args::invalid_arg(env, format!("name '{name}' is not one of this CodeCall's meta-tools"))),
+    }
+  }
+}
+
+/// The JSON of an invoke's result from the host's answer (`errorJson` as host.js describes errors).
+fn invoke_result(tool: &str, input_json: &str, error: Option<String>, value: Option<String>) -> String {
+  let tool_input: Value = serde_json::from_str(input_json).unwrap_or(Value::Null);
+  let failure = match error {
+    Some(e) => {
+      let v: Value = serde_json::from_str(&e).unwrap_or(Value::Null);
+      Err(crate::sandbox::bridge::HostFailure {
+        message: v.get("message").and_then(Value::as_str).unwrap_or("Host error").to_string(),
+        code: v.get("code").and_then(Value::as_str).map(str::to_string),
+        details_json: v.get("details").and_then(Value::as_str).map(str::to_string),
+      })
+    }
+    None => unwrap_json(value),
+  };
+  match failure {
+    Ok(value) => {
+      let mut o = Map::new();
+      o.insert("status".into(), Value::String("ok".into()));
+      if let Some(v) = value.and_then(|v| serde_json::from_str::<Value>(&v).ok()) {
+        o.insert("result".into(), v);
+      }
+      Value::Object(o).to_string()
+    }
+    Err(f) => {
+      let mut e = Map::new();
+      e.insert("code".into(), Value::String(f.code.unwrap_or_else(|| ErrorCode::ToolExecutionError.as_str().into())));
+      e.insert("message".into(), Value::String(f.message));
+      e.insert("toolName".into(), Value::String(tool.to_string()));
+      e.insert("toolInput".into(), tool_input);
+      if let Some(d) = f.details_json.and_then(|d| serde_json::from_str::<Value>(&d).ok()) {
+        e.insert("details".into(), d);
+      }
+      json!({ "status": "error", "error": Value::Object(e) }).to_string()
+    }
+  }
+}
+
+fn present<'env>(o: &Object<'env>, key: &str) -> napi::Result<Option<Unknown<'env>>> {
+  Ok(o.get::<Unknown>(key)?.filter(|v| !args::is_nullish(v)))
+}
+
+fn object_arg<'env>(env: &Env, v: &Unknown<'env>, name: &str) -> napi::Result<Object<'env>> {
+  if v.get_type()? != ValueType::Object || v.is_array().unwrap_or(false) {
+    return Err(args::invalid_arg(env, format!("{name} must be an object")));
+  }
+  Ok(Object::from_raw(env.raw(), v.raw()))
+}
+
+fn function_arg<'env>(env: &Env, v: Unknown<'env>, name: &str) -> napi::Result<Unknown<'env>> {
+  if v.get_type()? != ValueType::Function {
+    return Err(args::invalid_arg(env, format!("{name} must be a function")));
+  }
+  Ok(v)
+}
+
+fn bool_arg(env: &Env, v: &Unknown, name: &str) -> napi::Result<bool> {
+  if v.get_type()? != ValueType::Boolean {
+    return Err(args::invalid_arg(env, format!("{name} must be a boolean")));
+  }
+  // SAFETY: `v` is a live boolean handle of this call's scope.
+  unsafe { <bool as napi::bindgen_prelude::FromNapiValue>::from_napi_value(env.raw(), v.raw()) }
+}
+
+fn number(env: &Env, v: &Unknown, name: &str) -> napi::Result<f64> {
+  if v.get_type()? != ValueType::Number {
+    return Err(args::invalid_arg(env, format!("{name} must be a number")));
+  }
+  // SAFETY: `v` is a live number handle of this call's scope.
+  unsafe { <f64 as napi::bindgen_prelude::FromNapiValue>::from_napi_value(env.raw(), v.raw()) }
+}
+
+fn positive(env: &Env, v: &Unknown, name: &str) -> napi::Result<usize> {
+  let n = number(env, v, name)?;
+  if !(n.is_finite() && n >= 1.0 && n.fract() == 0.0 && n <= 1_000_000.0) {
+    return Err(args::invalid_arg(env, format!("{name} must be a positive integer (got {n})")));
+  }
+  Ok(n as usize)
+}
+
+fn string_list(env: &Env, v: &Unknown, name: &str) -> napi::Result<Vec<String>> {
+  if !v.is_array().unwrap_or(false) {
+    return Err(args::invalid_arg(env, format!("{name} must be an array of strings")));
+  }
+  let list = Object::from_raw(env.raw(), v.raw());
+  let len = list.get_array_length()?;
+  let mut out = Vec::with_capacity(len as usize);
+  for i in 0..len {
+    let item: Unknown = list.get_element(i)?;
+    out.push(args::string_arg(env, &item, &format!("{name}[{i}]"))?);
+  }
+  Ok(out)
+}

@@ -1,0 +1,497 @@
+//! `CodeCall`'s core, plain Rust: the registry, the index kept in step with it, and the meta-tools
+//! that need no JavaScript (`listTools`, `metaTools`, `search`, `describe`, the checks of `invoke`).
+//! Inputs arrive as JSON values (what a model sent); bad ones are `Err(message)`, which the binding
+//! turns into `ERR_INVALID_ARG`.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::examples::usage_examples;
+use super::host::Callable;
+use super::meta::{self, Describing, Meta, MetaNames};
+use super::registry::{empty_object_schema, Mode, ToolDef};
+use super::typescript::declaration;
+use crate::common::ErrorCode;
+use crate::search::{tool::property_names, IndexError, IndexOptions, SearchOptions, Tool, ToolIndex};
+use crate::validator::policy::SelfReference;
+
+/// Most usage examples per described tool (seed 001).
+pub const MAX_USAGE_EXAMPLES: usize = 5;
+/// Most queries in one `search` (`queries`).
+pub const MAX_QUERIES: usize = 16;
+/// Most names in one `describe` call, before `maxDefinitions` applies.
+pub const MAX_DESCRIBE_NAMES: usize = 256;
+
+/// `CodeCallOptions` without the JavaScript callbacks.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+  pub mode: Mode,
+  pub top_k: usize,
+  pub max_definitions: usize,
+  pub direct_calls: bool,
+  pub direct_allowed: Option<HashSet<String>>,
+  pub index: IndexOptions,
+  /// `search.similarityThreshold`: hits below it are dropped.
+  pub min_score: f64,
+  pub names: MetaNames,
+  /// What the execute definition tells the model about the sandbox.
+  pub allow_loops: bool,
+  pub allow_console: bool,
+  pub timeout_ms: u64,
+}
+
+impl Default for EngineOptions {
+  fn default() -> Self {
+    Self {
+      mode: Mode::CodecallOnly,
+      top_k: 8,
+      max_definitions: 8,
+      direct_calls: false,
+      direct_allowed: None,
+      index: IndexOptions::default(),
+      min_score: 0.0,
+      names: MetaNames::default(),
+      allow_loops: false,
+      allow_console: true,
+      timeout_ms: 3500,
+    }
+  }
+}
+
+/// Why `invoke` refuses a call before it reaches the host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+  pub code: ErrorCode,
+  pub message: String,
+}
+
+pub struct Engine {
+  options: EngineOptions,
+  reserved: SelfReference,
+  /// Host order, which `listTools` keeps.
+  tools: Vec<ToolDef>,
+  by_name: HashMap<String, usize>,
+  index: ToolIndex,
+  callable: Callable,
+  /// Indexed tools per source, for `includeOpenApi` / `includeInline`.
+  sources: HashMap<String, usize>,
+}
+
+impl Engine {
+  pub fn new(options: EngineOptions) -> Result<Self, IndexError> {
+    Ok(Self {
+      reserved: options.names.self_reference(),
+      index: ToolIndex::new(options.index)?,
+      options,
+      tools: Vec::new(),
+      by_name: HashMap::new(),
+      callable: Callable::default(),
+      sources: HashMap::new(),
+    })
+  }
+
+  pub fn options(&self) -> &EngineOptions {
+    &self.options
+  }
+
+  /// Tool names a script may never call.
+  pub fn reserved(&self) -> &SelfReference {
+    &self.reserved
+  }
+
+  /// The registry's indexed tools as the sandbox's `getTool` sees them (shared, live).
+  pub fn callable(&self) -> Callable {
+    self.callable.clone()
+  }
+
+  pub fn tool(&self, name: &str) -> Option<&ToolDef> {
+    self.by_name.get(name).map(|&i| &self.tools[i])
+  }
+
+  /// The tool if it is in the CodeCall index.
+  pub fn indexed(&self, name: &str) -> Option<&ToolDef> {
+    self.tool(name).filter(|t| t.indexed(self.options.mode))
+  }
+
+  pub fn total_indexed(&self) -> usize {
+    self.index.len()
+  }
+
+  /// Replaces every tool. Returns whether `list_tools` or the index changed.
+  pub fn set_tools(&mut self, tools: Vec<ToolDef>) -> Result<bool, IndexError> {
+    let old = std::mem::take(&mut self.tools);
+    self.by_name.clear();
+    self.sources.clear();
+    self.index.clear()?;
+    self.write_callable(|c| c.clear());
+    self.upsert_tools(tools)?;
+    let mode = self.options.mode;
+    Ok(fingerprint(&old, mode) != fingerprint(&self.tools, mode))
+  }
+
+  /// Adds or replaces tools by name (the last of one name in a batch wins). Returns whether
+  /// `list_tools` or the index changed.
+  pub fn upsert_tools(&mut self, tools: Vec<ToolDef>) -> Result<bool, IndexError> {
+    let mode = self.options.mode;
+    // The last definition of a name in one batch wins.
+    let last: HashMap<&str, usize> = tools.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
+    let keep: Vec<bool> = (0..tools.len()).map(|i| last.get(tools[i].name.as_str()) == Some(&i)).collect();
+    let tools = tools.into_iter().zip(keep).filter_map(|(t, k)| k.then_some(t));
+    let mut changed = false;
+    let mut to_index = Vec::new();
+    let mut to_unindex = Vec::new();
+    for tool in tools {
+      let relevant = tool.listed() || tool.indexed(mode);
+      let old = match self.by_name.get(&tool.name) {
+        Some(&i) => Some(std::mem::replace(&mut self.tools[i], tool.clone())),
+        None => {
+          self.by_name.insert(tool.name.clone(), self.tools.len());
+          self.tools.push(tool.clone());
+          None
+        }
+      };
+      let was_relevant = old.as_ref().is_some_and(|o| o.listed() || o.indexed(mode));
+      if (relevant || was_relevant) && old.as_ref() != Some(&tool) {
+        changed = true;
+      }
+      if let Some(old) = old.filter(|o| o.indexed(mode)) {
+        self.count_source(&old.source, false);
+        if !tool.indexed(mode) {
+          to_unindex.push(old.name);
+        }
+      }
+      if tool.indexed(mode) {
+        self.count_source(&tool.source, true);
+        let info: Arc<str> = tool.tool_info().to_string().into();
+        self.write_callable(|c| {
+          c.insert(tool.name.clone(), info);
+        });
+        to_index.push(search_tool(&tool));
+      } else {
+        self.write_callable(|c| {
+          c.remove(&tool.name);
+        });
+      }
+    }
+    self.index.remove(&to_unindex);
+    // Later entries of one name replace earlier ones inside the index's batch too.
+    self.index.upsert(to_index)?;
+    Ok(changed)
+  }
+
+  /// Removes tools by name; unknown names are ignored. Returns whether `list_tools` or the index
+  /// changed.
+  pub fn remove_tools(&mut self, names: &[String]) -> bool {
+    let mode = self.options.mode;
+    let remove: HashSet<&str> = names.iter().map(String::as_str).filter(|n| self.by_name.contains_key(*n)).collect();
+    if remove.is_empty() {
+      return false;
+    }
+    let mut changed = false;
+    let mut unindex = Vec::new();
+    let mut kept = Vec::with_capacity(self.tools.len());
+    for tool in std::mem::take(&mut self.tools) {
+      if remove.contains(tool.name.as_str()) {
+        changed |= tool.listed() || tool.indexed(mode);
+        if tool.indexed(mode) {
+          self.count_source(&tool.source, false);
+          unindex.push(tool.name);
+        }
+      } else {
+        kept.push(tool);
+      }
+    }
+    self.tools = kept;
+    self.by_name = self.tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
+    self.write_callable(|c| unindex.iter().for_each(|n| drop(c.remove(n))));
+    self.index.remove(&unindex);
+    changed
+  }
+
+  fn write_callable(&self, f: impl FnOnce(&mut HashMap<String, Arc<str>>)) {
+    let mut guard = self.callable.write().unwrap_or_else(|p| p.into_inner());
+    f(&mut guard);
+  }
+
+  fn count_source(&mut self, source: &str, add: bool) {
+    let n = self.sources.entry(source.to_string()).or_insert(0);
+    if add {
+      *n += 1;
+    } else {
+      *n = n.saturating_sub(1);
+      if *n == 0 {
+        self.sources.remove(source);
+      }
+    }
+  }
+
+  fn describing(&self) -> Describing {
+    Describing {
+      top_k: self.options.top_k,
+      max_definitions: self.options.max_definitions,
+      allow_loops: self.options.allow_loops,
+      allow_console: self.options.allow_console,
+      timeout_ms: self.options.timeout_ms,
+      direct_calls: self.options.direct_calls,
+    }
+  }
+
+  /// The meta-tools alone.
+  pub fn meta_tools(&self) -> Vec<Value> {
+    meta::definitions(&self.options.names, &self.describing())
+  }
+
+  /// What the server's `list_tools` answers: the meta-tools, then the tools the mode shows.
+  pub fn list_tools(&self) -> Vec<Value> {
+    let mut out = self.meta_tools();
+    out.extend(self.tools.iter().filter(|t| t.listed()).map(ToolDef::mcp_tool));
+    out
+  }
+
+  /// Which meta-tool `name` is (invoke only when direct calls are enabled).
+  pub fn meta(&self, name: &str) -> Option<Meta> {
+    self.options.names.parse(name, self.options.direct_calls)
+  }
+
+  /// `codecall:search`.
+  pub fn search(&mut self, input: &Value) -> Result<Value, String> {
+    let o = input_object(input, "input")?;
+    let mut queries: Vec<String> = Vec::new();
+    match o.get("query") {
+      None | Some(Value::Null) => {}
+      Some(Value::String(q)) => queries.push(q.clone()),
+      Some(_) => return Err("input.query must be a string".into()),
+    }
+    match o.get("queries") {
+      None | Some(Value::Null) => {}
+      Some(Value::Array(items)) => {
+        for (i, q) in items.iter().enumerate() {
+          match q {
+            Value::String(q) => queries.push(q.clone()),
+            _ => return Err(format!("input.queries[{i}] must be a string")),
+          }
+        }
+      }
+      Some(_) => return Err("input.queries must be an array of strings".into()),
+    }
+    if queries.is_empty() {
+      return Err("input.query must be a string (or input.queries an array of strings)".into());
+    }
+    if queries.len() > MAX_QUERIES {
+      return Err(format!("input.queries may hold at most {MAX_QUERIES} queries"));
+    }
+    let top_k = match o.get("topK") {
+      None | Some(Value::Null) => self.options.top_k,
+      Some(v) => positive_int(v).ok_or("input.topK must be a positive integer")?,
+    };
+    let mut search = SearchOptions { top_k, min_score: self.options.min_score, ..SearchOptions::default() };
+    let mut exclude: Vec<&str> = Vec::new();
+    match o.get("filter") {
+      None | Some(Value::Null) => {}
+      Some(Value::Object(f)) => {
+        search.app_ids = string_list(f.get("appIds"), "input.filter.appIds")?;
+        search.tags = string_list(f.get("tags"), "input.filter.tags")?;
+        for (key, source) in [("includeOpenApi", "openapi"), ("includeInline", "inline")] {
+          match f.get(key) {
+            None | Some(Value::Null) | Some(Value::Bool(true)) => {}
+            Some(Value::Bool(false)) => exclude.push(source),
+            Some(_) => return Err(format!("input.filter.{key} must be a boolean")),
+          }
+        }
+      }
+      Some(_) => return Err("input.filter must be an object".into()),
+    }
+    let total = self.index.len();
+    if !exclude.is_empty() {
+      search.sources = self.sources.keys().filter(|s| !exclude.contains(&s.as_str())).cloned().collect::<Vec<_>>();
+      if search.sources.is_empty() {
+        return Ok(json!({ "tools": [], "totalIndexed": total }));
+      }
+    }
+    let mut best: HashMap<String, crate::search::Hit> = HashMap::new();
+    for q in &queries {
+      for hit in self.index.search(q, &search).map_err(|e| e.to_string())? {
+        match best.get(&hit.name) {
+          Some(b) if b.score >= hit.score => {}
+          _ => {
+            best.insert(hit.name.clone(), hit);
+          }
+        }
+      }
+    }
+    let mut hits: Vec<_> = best.into_values().collect();
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
+    hits.truncate(top_k);
+    let tools: Vec<Value> = hits
+      .into_iter()
+      .map(|h| {
+        let mut o = Map::new();
+        o.insert("name".into(), Value::String(h.name));
+        if let Some(a) = h.app_id {
+          o.insert("appId".into(), Value::String(a));
+        }
+        o.insert("description".into(), Value::String(h.description));
+        o.insert("source".into(), h.source.map_or(Value::Null, Value::String));
+        o.insert("score".into(), json!(h.score));
+        Value::Object(o)
+      })
+      .collect();
+    Ok(json!({ "tools": tools, "totalIndexed": total }))
+  }
+
+  /// `codecall:describe`.
+  pub fn describe(&self, input: &Value) -> Result<Value, String> {
+    let o = input_object(input, "input")?;
+    let (key, names) = match (o.get("toolNames"), o.get("tools")) {
+      (Some(v), _) if !v.is_null() => ("toolNames", v),
+      (_, Some(v)) if !v.is_null() => ("tools", v),
+      _ => return Err("input.toolNames must be an array of tool names".into()),
+    };
+    let names = string_list(Some(names), &format!("input.{key}"))?;
+    if names.len() > MAX_DESCRIBE_NAMES {
+      return Err(format!("input.{key} may hold at most {MAX_DESCRIBE_NAMES} names"));
+    }
+    let limit = match o.get("max") {
+      None | Some(Value::Null) => self.options.max_definitions,
+      Some(v) => positive_int(v).ok_or("input.max must be a positive integer")?.min(self.options.max_definitions),
+    };
+    let mut seen = HashSet::new();
+    let (mut tools, mut not_found, mut omitted) = (Vec::new(), Vec::new(), Vec::new());
+    for name in names {
+      if !seen.insert(name.clone()) {
+        continue;
+      }
+      match self.indexed(&name) {
+        Some(_) if tools.len() >= limit => omitted.push(Value::String(name)),
+        Some(tool) => tools.push(describe_tool(tool)),
+        None => not_found.push(Value::String(name)),
+      }
+    }
+    let mut out = Map::new();
+    out.insert("tools".into(), Value::Array(tools));
+    if !not_found.is_empty() {
+      out.insert("notFound".into(), Value::Array(not_found));
+    }
+    if !omitted.is_empty() {
+      // Found, but past `maxDefinitions`: the model describes them in another call.
+      out.insert("omitted".into(), Value::Array(omitted));
+    }
+    Ok(Value::Object(out))
+  }
+
+  /// The checks of `codecall:invoke` before the host is called (`filter_allows` is
+  /// `directCalls.filter`, asked only for indexed tools on the allowlist).
+  pub fn check_invoke(&self, tool: &str, filter_allows: impl FnOnce(&ToolDef) -> bool) -> Result<(), Refusal> {
+    let refuse = |code, message: String| Err(Refusal { code, message });
+    if !self.options.direct_calls {
+      return refuse(ErrorCode::AccessDenied, "Direct calls are not enabled (directCalls.enabled)".into());
+    }
+    if self.reserved.matches(tool) {
+      return refuse(
+        ErrorCode::SelfReferenceBlocked,
+        format!("'{tool}' is a CodeCall meta-tool and cannot be invoked"),
+      );
+    }
+    let Some(def) = self.indexed(tool) else {
+      return refuse(ErrorCode::ToolNotFound, format!("Tool '{tool}' not found"));
+    };
+    if let Some(allowed) = &self.options.direct_allowed {
+      if !allowed.contains(tool) {
+        return refuse(ErrorCode::AccessDenied, format!("Tool '{tool}' is not allowed for direct calls"));
+      }
+    }
+    if !filter_allows(def) {
+      return refuse(ErrorCode::AccessDenied, format!("Tool '{tool}' is not allowed for direct calls"));
+    }
+    Ok(())
+  }
+}
+
+/// The listed and indexed tools with their definitions: what `onToolsChanged` watches.
+fn fingerprint(tools: &[ToolDef], mode: Mode) -> Vec<(&str, bool, bool, &ToolDef)> {
+  let mut v: Vec<_> = tools
+    .iter()
+    .filter(|t| t.listed() || t.indexed(mode))
+    .map(|t| (t.name.as_str(), t.listed(), t.indexed(mode), t))
+    .collect();
+  v.sort_by(|a, b| a.0.cmp(b.0));
+  v
+}
+
+/// One `describe` entry.
+pub fn describe_tool(tool: &ToolDef) -> Value {
+  let examples = usage_examples(
+    &tool.name,
+    tool.description.as_deref(),
+    tool.input_schema.as_ref(),
+    &tool.examples,
+    MAX_USAGE_EXAMPLES,
+  );
+  let mut o = Map::new();
+  o.insert("name".into(), Value::String(tool.name.clone()));
+  if let Some(a) = &tool.app_id {
+    o.insert("appId".into(), Value::String(a.clone()));
+  }
+  o.insert("description".into(), Value::String(tool.description.clone().unwrap_or_default()));
+  o.insert("inputSchema".into(), tool.input_schema.clone().unwrap_or_else(empty_object_schema));
+  o.insert("outputSchema".into(), tool.output_schema.clone().unwrap_or(Value::Null));
+  o.insert("annotations".into(), tool.annotations.clone().unwrap_or_else(|| Value::Object(Map::new())));
+  o.insert(
+    "usageExamples".into(),
+    Value::Array(examples.into_iter().map(|e| json!({ "description": e.description, "code": e.code })).collect()),
+  );
+  o.insert(
+    "typescript".into(),
+    Value::String(declaration(
+      &tool.name,
+      tool.description.as_deref(),
+      tool.input_schema.as_ref(),
+      tool.output_schema.as_ref(),
+    )),
+  );
+  Value::Object(o)
+}
+
+/// The index's view of a tool.
+fn search_tool(tool: &ToolDef) -> Tool {
+  Tool {
+    name: tool.name.clone(),
+    app_id: tool.app_id.clone(),
+    description: tool.description.clone(),
+    source: Some(tool.source.clone()),
+    tags: tool.tags.clone(),
+    properties: tool.input_schema.as_ref().map(property_names).unwrap_or_default(),
+    examples: tool
+      .examples
+      .iter()
+      .filter_map(|e| match e {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(o) => o.get("description").and_then(Value::as_str).map(str::to_string),
+        _ => None,
+      })
+      .collect(),
+  }
+}
+
+fn input_object<'a>(input: &'a Value, name: &str) -> Result<&'a Map<String, Value>, String> {
+  input.as_object().ok_or_else(|| format!("{name} must be an object"))
+}
+
+fn positive_int(v: &Value) -> Option<usize> {
+  let n = v.as_f64()?;
+  (n.is_finite() && n >= 1.0 && n.fract() == 0.0).then(|| if n > usize::MAX as f64 { usize::MAX } else { n as usize })
+}
+
+fn string_list(v: Option<&Value>, name: &str) -> Result<Vec<String>, String> {
+  match v {
+    None | Some(Value::Null) => Ok(Vec::new()),
+    Some(Value::Array(items)) => items
+      .iter()
+      .enumerate()
+      .map(|(i, s)| s.as_str().map(str::to_string).ok_or_else(|| format!("{name}[{i}] must be a string")))
+      .collect(),
+    Some(_) => Err(format!("{name} must be an array of strings")),
+  }
+}

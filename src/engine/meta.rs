@@ -1,0 +1,203 @@
+//! The meta-tools: their names (`metaToolPrefix` + `metaToolSeparator` + verb) and the MCP tool
+//! definitions the model reads — short, exact, one example each (seed 001). All four together stay
+//! under 6 KB of JSON (a test holds them to it).
+
+use serde_json::{json, Value};
+
+use crate::validator::policy::SelfReference;
+
+/// The four meta-tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Meta {
+  Search,
+  Describe,
+  Execute,
+  Invoke,
+}
+
+impl Meta {
+  pub const ALL: [Meta; 4] = [Meta::Search, Meta::Describe, Meta::Execute, Meta::Invoke];
+
+  pub fn verb(self) -> &'static str {
+    match self {
+      Meta::Search => "search",
+      Meta::Describe => "describe",
+      Meta::Execute => "execute",
+      Meta::Invoke => "invoke",
+    }
+  }
+}
+
+/// Separators a meta-tool name may use: `:` (seed 001) and the characters MCP clients that accept
+/// only `[a-zA-Z0-9_-]` (or also `.`) allow.
+pub const SEPARATORS: [&str; 4] = [":", "_", "-", "."];
+
+/// The meta-tools' names under one prefix and separator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetaNames {
+  pub prefix: String,
+  pub separator: String,
+}
+
+impl Default for MetaNames {
+  fn default() -> Self {
+    Self { prefix: "codecall".into(), separator: ":".into() }
+  }
+}
+
+impl MetaNames {
+  /// Checks `metaToolPrefix` / `metaToolSeparator`.
+  pub fn new(prefix: Option<String>, separator: Option<String>) -> Result<Self, String> {
+    let d = Self::default();
+    let prefix = prefix.unwrap_or(d.prefix);
+    let separator = separator.unwrap_or(d.separator);
+    let valid_prefix = !prefix.is_empty()
+      && prefix.len() <= 64
+      && prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid_prefix {
+      return Err(format!(
+        "options.metaToolPrefix must be 1-64 characters of [A-Za-z0-9_-] (got '{}')",
+        prefix.chars().take(80).collect::<String>()
+      ));
+    }
+    if !SEPARATORS.contains(&separator.as_str()) {
+      return Err(format!(
+        "options.metaToolSeparator must be one of {} (got '{}')",
+        SEPARATORS.map(|s| format!("'{s}'")).join(", "),
+        separator.chars().take(80).collect::<String>()
+      ));
+    }
+    Ok(Self { prefix, separator })
+  }
+
+  pub fn name(&self, meta: Meta) -> String {
+    format!("{}{}{}", self.prefix, self.separator, meta.verb())
+  }
+
+  /// Which meta-tool a name is, if any (`invoke` only when direct calls are enabled).
+  pub fn parse(&self, name: &str, invoke_enabled: bool) -> Option<Meta> {
+    let verb = name.strip_prefix(self.prefix.as_str())?.strip_prefix(self.separator.as_str())?;
+    Meta::ALL.into_iter().find(|m| m.verb() == verb && (*m != Meta::Invoke || invoke_enabled))
+  }
+
+  /// Names a script may never call (these, any separator, and the `codecall:` namespace).
+  pub fn self_reference(&self) -> SelfReference {
+    SelfReference::for_meta_tools(&self.prefix, &self.separator)
+  }
+}
+
+/// What the definitions say about the configuration they run under.
+#[derive(Debug, Clone)]
+pub struct Describing {
+  pub top_k: usize,
+  pub max_definitions: usize,
+  pub allow_loops: bool,
+  pub allow_console: bool,
+  pub timeout_ms: u64,
+  pub direct_calls: bool,
+}
+
+/// The MCP tool definitions of the meta-tools, in the order search, describe, execute, invoke.
+pub fn definitions(names: &MetaNames, d: &Describing) -> Vec<Value> {
+  let search = names.name(Meta::Search);
+  let describe = names.name(Meta::Describe);
+  let execute = names.name(Meta::Execute);
+  let invoke = names.name(Meta::Invoke);
+  let mut out = vec![
+    json!({
+      "name": search,
+      "description": format!(
+        "Find tools for a task, in plain words. Returns the best matches, best first: \
+         {{ tools: [{{ name, appId, description, source, score (0-1) }}], totalIndexed }}. \
+         Then call {describe} on the names you need.\n\
+         Example: {{\"query\": \"refund a customer's last order\", \"topK\": 5}}"
+      ),
+      "inputSchema": {
+        "type": "object",
+        "properties": {
+          "query": { "type": "string", "description": "What you want to do" },
+          "queries": { "type": "array", "items": { "type": "string" }, "description": "Several queries; results merged" },
+          "topK": { "type": "integer", "minimum": 1, "description": format!("Most results (default {})", d.top_k) },
+          "filter": {
+            "type": "object",
+            "properties": {
+              "appIds": { "type": "array", "items": { "type": "string" } },
+              "tags": { "type": "array", "items": { "type": "string" } },
+              "includeOpenApi": { "type": "boolean" },
+              "includeInline": { "type": "boolean" }
+            },
+            "additionalProperties": false
+          }
+        },
+        "required": ["query"],
+        "additionalProperties": false
+      },
+      "annotations": { "readOnlyHint": true }
+    }),
+    json!({
+      "name": describe,
+      "description": format!(
+        "Get what you need to call tools: input/output JSON Schemas, a TypeScript signature and \
+         runnable usage examples. At most {} tools per call; unknown names come back in notFound.\n\
+         Example: {{\"toolNames\": [\"users:list\", \"orders:get\"]}}",
+        d.max_definitions
+      ),
+      "inputSchema": {
+        "type": "object",
+        "properties": {
+          "toolNames": { "type": "array", "items": { "type": "string" }, "description": format!("Names from {search}") }
+        },
+        "required": ["toolNames"],
+        "additionalProperties": false
+      },
+      "annotations": { "readOnlyHint": true }
+    }),
+    json!({
+      "name": execute,
+      "description": format!(
+        "Run a JavaScript plan that calls tools and returns one JSON result. The script is an async \
+         function body: use `await callTool(name, input)`, `return` the answer. {loops}\
+         `await __safe_parallel([() => callTool(a, x), () => callTool(b, y)])` runs calls in parallel. \
+         `codecallContext` holds `context`{console}. Time limit {timeout} ms; no network, files, timers, eval.\n\
+         Returns {{ status: 'ok', result }} or {{ status: 'syntax_error' | 'illegal_access' | \
+         'runtime_error' | 'tool_error' | 'timeout', error: {{ code, message }} }}.\n\
+         Example: {{\"script\": \"const u = await callTool('users:list', {{ limit: 5 }});\\nreturn u.items.map(x => x.id);\"}}",
+        loops = if d.allow_loops { "" } else { "Loops are not allowed: use map/filter/reduce. " },
+        console = if d.allow_console { "; console.log goes to `logs`" } else { "" },
+        timeout = d.timeout_ms,
+      ),
+      "inputSchema": {
+        "type": "object",
+        "properties": {
+          "script": { "type": "string", "description": "JavaScript (or TypeScript with language)" },
+          "context": { "type": "object", "description": "Read-only data for the script" },
+          "allowedTools": { "type": "array", "items": { "type": "string" }, "description": "Only these tools" },
+          "language": { "type": "string", "enum": ["javascript", "typescript"] },
+          "input": { "description": "Read-only value as the global `input`" }
+        },
+        "required": ["script"],
+        "additionalProperties": false
+      }
+    }),
+  ];
+  if d.direct_calls {
+    out.push(json!({
+      "name": invoke,
+      "description": format!(
+        "Call one tool directly, without a script (same checks and pipeline as {execute}). \
+         Returns {{ status: 'ok', result }} or {{ status: 'error', error: {{ code, message }} }}.\n\
+         Example: {{\"tool\": \"users:get\", \"input\": {{ \"id\": \"usr_001\" }}}}"
+      ),
+      "inputSchema": {
+        "type": "object",
+        "properties": {
+          "tool": { "type": "string", "description": "Tool name" },
+          "input": { "type": "object", "description": "The tool's input" }
+        },
+        "required": ["tool"],
+        "additionalProperties": false
+      }
+    }));
+  }
+  out
+}
