@@ -1,1 +1,308 @@
+//! The engine core without napi: modes × metadata, includeTools, direct calls, meta-tools, search,
+//! describe and `CallToolResult` unwrapping.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
 
+use serde_json::{json, Value};
+
+use super::codecall::{Engine, EngineOptions};
+use super::meta::{Meta, MetaNames};
+use super::registry::{Mode, ToolDef};
+use super::unwrap::{unwrap_json, unwrap_value, Unwrapped};
+use crate::common::ErrorCode;
+use crate::validator::policy::SelfReference;
+
+fn tool(v: Value) -> ToolDef {
+  ToolDef::from_json(v, "tools[0]", &SelfReference::default()).expect("valid tool")
+}
+
+fn engine(mode: Mode, tools: Vec<Value>) -> Engine {
+  let mut e = Engine::new(EngineOptions { mode, ..EngineOptions::default() }).expect("engine");
+  e.set_tools(tools.into_iter().map(tool).collect()).expect("set");
+  e
+}
+
+fn names(v: &[Value]) -> Vec<String> {
+  v.iter().map(|t| t["name"].as_str().unwrap_or_default().to_string()).collect()
+}
+
+/// Every mode × every metadata combination: (listed, indexed), per seed 000 "Modes".
+#[test]
+fn modes_by_metadata_table() {
+  use Mode::*;
+  let n = None;
+  let (t, f) = (Some(true), Some(false));
+  // (visibleInListTools, enabledInCodeCall) → [codecall_only, codecall_opt_in, metadata_driven] as (listed, indexed)
+  #[rustfmt::skip]
+  let table: [((Option<bool>, Option<bool>), [(bool, bool); 3]); 9] = [
+    ((n, n), [(false, true),  (false, false), (false, false)]),
+    ((n, t), [(false, true),  (false, true),  (false, true)]),
+    ((n, f), [(false, false), (false, false), (false, false)]),
+    ((t, n), [(true, true),   (true, false),  (true, false)]),
+    ((t, t), [(true, true),   (true, true),   (true, true)]),
+    ((t, f), [(true, false),  (true, false),  (true, false)]),
+    ((f, n), [(false, true),  (false, false), (false, false)]),
+    ((f, t), [(false, true),  (false, true),  (false, true)]),
+    ((f, f), [(false, false), (false, false), (false, false)]),
+  ];
+  for ((visible, enabled), expected) in table {
+    let mut codecall = serde_json::Map::new();
+    if let Some(v) = visible {
+      codecall.insert("visibleInListTools".into(), json!(v));
+    }
+    if let Some(e) = enabled {
+      codecall.insert("enabledInCodeCall".into(), json!(e));
+    }
+    let def = json!({ "name": "a:tool", "description": "a tool", "codecall": codecall });
+    for (mode, (listed, indexed)) in [CodecallOnly, CodecallOptIn, MetadataDriven].into_iter().zip(expected) {
+      let e = engine(mode, vec![def.clone()]);
+      let listed_now = names(&e.list_tools()).contains(&"a:tool".to_string());
+      let indexed_now = e.indexed("a:tool").is_some();
+      assert_eq!((listed_now, indexed_now), (listed, indexed), "{mode:?} visible={visible:?} enabled={enabled:?}");
+      assert_eq!(e.total_indexed(), usize::from(indexed));
+      // internal overrides everything
+      let mut internal = def.clone();
+      internal["internal"] = json!(true);
+      let e = engine(mode, vec![internal]);
+      assert!(!names(&e.list_tools()).contains(&"a:tool".to_string()));
+      assert!(e.indexed("a:tool").is_none());
+    }
+  }
+}
+
+#[test]
+fn include_tools_applies_before_the_mode() {
+  let mut def = tool(json!({ "name": "a:x", "codecall": { "enabledInCodeCall": true, "visibleInListTools": true } }));
+  def.included = false;
+  for mode in [Mode::CodecallOnly, Mode::CodecallOptIn, Mode::MetadataDriven] {
+    let mut e = Engine::new(EngineOptions { mode, ..EngineOptions::default() }).expect("engine");
+    e.set_tools(vec![def.clone()]).expect("set");
+    assert!(e.indexed("a:x").is_none(), "{mode:?}: dropped before the mode's rules");
+    assert!(!names(&e.list_tools()).contains(&"a:x".to_string()));
+  }
+}
+
+#[test]
+fn list_tools_is_meta_tools_then_visible_tools_in_host_order() {
+  let e = engine(
+    Mode::CodecallOnly,
+    vec![
+      json!({ "name": "b:visible", "codecall": { "visibleInListTools": true }, "appId": "b", "tags": ["x"] }),
+      json!({ "name": "a:hidden" }),
+      json!({ "name": "a:visible", "codecall": { "visibleInListTools": true }, "annotations": { "readOnlyHint": true } }),
+    ],
+  );
+  let list = e.list_tools();
+  assert_eq!(
+    names(&list),
+    ["codecall:search", "codecall:describe", "codecall:execute", "b:visible", "a:visible"].map(String::from)
+  );
+  // MCP shape: CodeCall's own fields are not shown; inputSchema always present.
+  assert_eq!(list[3], json!({ "name": "b:visible", "inputSchema": { "type": "object" } }));
+  assert_eq!(list[4]["annotations"], json!({ "readOnlyHint": true }));
+}
+
+#[test]
+fn meta_tools_are_compact_and_named_by_prefix_and_separator() {
+  let mut o = EngineOptions { direct_calls: true, ..EngineOptions::default() };
+  let e = Engine::new(o.clone()).expect("engine");
+  let meta = e.meta_tools();
+  assert_eq!(names(&meta), ["codecall:search", "codecall:describe", "codecall:execute", "codecall:invoke"]);
+  let bytes = serde_json::to_string(&meta).expect("json").len();
+  assert!(bytes < 6 * 1024, "all four meta-tools are {bytes} bytes");
+  for m in &meta {
+    let d = m["description"].as_str().expect("description");
+    assert!(d.contains("Example: {"), "{d}");
+    let example = d.split("Example: ").nth(1).expect("example");
+    let parsed: Value = serde_json::from_str(example).expect("the example is JSON");
+    for key in m["inputSchema"]["required"].as_array().expect("required") {
+      assert!(parsed.get(key.as_str().expect("key")).is_some(), "example has {key}");
+    }
+  }
+  o.names = MetaNames::new(Some("cc".into()), Some("_".into())).expect("names");
+  let e = Engine::new(o).expect("engine");
+  assert_eq!(names(&e.meta_tools()), ["cc_search", "cc_describe", "cc_execute", "cc_invoke"]);
+  assert_eq!(e.meta("cc_execute"), Some(Meta::Execute));
+  assert_eq!(e.meta("codecall:execute"), None);
+  assert!(e.reserved().matches("cc_execute") && e.reserved().matches("cc:search") && e.reserved().matches("codecall:x"));
+  assert!(MetaNames::new(Some("bad prefix".into()), None).is_err());
+  assert!(MetaNames::new(None, Some("/".into())).is_err());
+  // invoke is not a meta-tool unless direct calls are enabled
+  let e = Engine::new(EngineOptions::default()).expect("engine");
+  assert_eq!(e.meta("codecall:invoke"), None);
+  assert_eq!(e.meta_tools().len(), 3);
+}
+
+#[test]
+fn tool_definitions_are_checked() {
+  let r = SelfReference::default();
+  for (bad, needle) in [
+    (json!({}), "name must be a non-empty string"),
+    (json!({ "name": "  " }), "name must be a non-empty string"),
+    (json!({ "name": "codecall:search" }), "reserved"),
+    (json!({ "name": "x", "tags": "a" }), "tags must be an array"),
+    (json!({ "name": "x", "tags": [1] }), "tags[0] must be a string"),
+    (json!({ "name": "x", "inputSchema": "object" }), "inputSchema must be an object"),
+    (json!({ "name": "x", "codecall": { "enabledInCodeCall": "yes" } }), "codecall.enabledInCodeCall must be a boolean"),
+    (json!({ "name": "x", "internal": 1 }), "internal must be a boolean"),
+    (json!({ "name": "x".repeat(300) }), "at most"),
+    (json!([]), "must be an object"),
+  ] {
+    let e = ToolDef::from_json(bad.clone(), "tools[0]", &r).expect_err("rejected");
+    assert!(e.contains(needle), "{bad} → {e}");
+  }
+}
+
+#[test]
+fn search_filters_merges_queries_and_counts() {
+  let mut e = engine(
+    Mode::CodecallOnly,
+    vec![
+      json!({ "name": "users:list", "appId": "users", "description": "List users with pagination" }),
+      json!({ "name": "users:get", "appId": "users", "description": "Get a user by id" }),
+      json!({ "name": "billing:listInvoices", "appId": "billing", "description": "List invoices of a user", "source": "openapi", "tags": ["money"] }),
+      json!({ "name": "hidden:list", "description": "List hidden things", "internal": true }),
+    ],
+  );
+  let r = e.search(&json!({ "query": "list" })).expect("search");
+  assert_eq!(r["totalIndexed"], 3);
+  let found = names(r["tools"].as_array().expect("tools"));
+  assert!(found.contains(&"users:list".to_string()) && !found.contains(&"hidden:list".to_string()));
+  let hit = &r["tools"][0];
+  for key in ["name", "appId", "description", "source", "score"] {
+    assert!(hit.get(key).is_some(), "{key} in {hit}");
+  }
+  let r = e.search(&json!({ "query": "list", "filter": { "appIds": ["billing"] } })).expect("search");
+  assert_eq!(names(r["tools"].as_array().expect("tools")), ["billing:listInvoices"]);
+  let r = e.search(&json!({ "query": "list", "filter": { "includeOpenApi": false } })).expect("search");
+  assert!(!names(r["tools"].as_array().expect("tools")).contains(&"billing:listInvoices".to_string()));
+  let r = e.search(&json!({ "query": "list", "filter": { "includeInline": false } })).expect("search");
+  assert_eq!(names(r["tools"].as_array().expect("tools")), ["billing:listInvoices"]);
+  let r = e.search(&json!({ "query": "list", "filter": { "includeInline": false, "includeOpenApi": false } })).expect("s");
+  assert_eq!(r["tools"], json!([]));
+  let r = e.search(&json!({ "query": "list", "topK": 1 })).expect("search");
+  assert_eq!(r["tools"].as_array().expect("tools").len(), 1);
+  let r = e.search(&json!({ "queries": ["invoices", "get user by id"] })).expect("search");
+  let found = names(r["tools"].as_array().expect("tools"));
+  assert_eq!(&found[..1], ["billing:listInvoices"].map(String::from).as_slice().get(..1).expect("x"));
+  assert!(found.contains(&"users:get".to_string()));
+  for bad in [json!({}), json!({ "query": 1 }), json!({ "query": "x", "topK": 0 }), json!({ "query": "x", "topK": 1.5 }),
+    json!({ "query": "x", "filter": { "appIds": "users" } }), json!({ "query": "x", "filter": [] }), json!("x")] {
+    assert!(e.search(&bad).is_err(), "{bad}");
+  }
+}
+
+#[test]
+fn describe_finds_only_indexed_tools_and_respects_max_definitions() {
+  let mut o = EngineOptions { max_definitions: 2, ..EngineOptions::default() };
+  o.mode = Mode::CodecallOnly;
+  let mut e = Engine::new(o).expect("engine");
+  e.set_tools(
+    ["a:1", "a:2", "a:3"]
+      .iter()
+      .map(|n| tool(json!({ "name": n, "inputSchema": { "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] } })))
+      .chain([tool(json!({ "name": "a:off", "codecall": { "enabledInCodeCall": false } })), tool(json!({ "name": "a:int", "internal": true }))])
+      .collect(),
+  )
+  .expect("set");
+  let r = e.describe(&json!({ "toolNames": ["a:1", "codecall:execute", "a:off", "a:int", "nope", "a:1", "a:2", "a:3"] })).expect("d");
+  assert_eq!(names(r["tools"].as_array().expect("tools")), ["a:1", "a:2"]);
+  assert_eq!(r["notFound"], json!(["codecall:execute", "a:off", "a:int", "nope"]));
+  assert_eq!(r["omitted"], json!(["a:3"]));
+  let t = &r["tools"][0];
+  assert_eq!(t["outputSchema"], Value::Null);
+  assert_eq!(t["annotations"], json!({}));
+  assert!(t["typescript"].as_str().expect("ts").contains("'a:1'"));
+  // seed 000's form, with a per-call max
+  let r = e.describe(&json!({ "tools": ["a:1", "a:2"], "max": 1 })).expect("d");
+  assert_eq!(names(r["tools"].as_array().expect("tools")), ["a:1"]);
+  assert!(r.get("notFound").is_none());
+  assert!(e.describe(&json!({ "toolNames": "a:1" })).is_err());
+  assert!(e.describe(&json!({})).is_err());
+}
+
+#[test]
+fn direct_calls_allowlist_and_filter() {
+  let tools = vec![
+    json!({ "name": "a:one", "appId": "a" }),
+    json!({ "name": "a:two", "appId": "a" }),
+    json!({ "name": "a:off", "codecall": { "enabledInCodeCall": false } }),
+  ];
+  let build = |o: EngineOptions| {
+    let mut e = Engine::new(o).expect("engine");
+    e.set_tools(tools.iter().cloned().map(tool).collect()).expect("set");
+    e
+  };
+  let code = |r: Result<(), super::codecall::Refusal>| r.err().map(|r| r.code);
+  let e = build(EngineOptions::default());
+  assert_eq!(code(e.check_invoke("a:one", |_| true)), Some(ErrorCode::AccessDenied), "disabled");
+  let e = build(EngineOptions { direct_calls: true, ..EngineOptions::default() });
+  assert_eq!(code(e.check_invoke("a:one", |_| true)), None);
+  assert_eq!(code(e.check_invoke("a:off", |_| true)), Some(ErrorCode::ToolNotFound));
+  assert_eq!(code(e.check_invoke("nope", |_| true)), Some(ErrorCode::ToolNotFound));
+  assert_eq!(code(e.check_invoke("codecall:execute", |_| true)), Some(ErrorCode::SelfReferenceBlocked));
+  assert_eq!(code(e.check_invoke("a:one", |t| t.name == "a:two")), Some(ErrorCode::AccessDenied), "filter");
+  let e = build(EngineOptions {
+    direct_calls: true,
+    direct_allowed: Some(["a:two".to_string(), "a:off".to_string()].into_iter().collect()),
+    ..EngineOptions::default()
+  });
+  assert_eq!(code(e.check_invoke("a:one", |_| true)), Some(ErrorCode::AccessDenied), "allowlist");
+  assert_eq!(code(e.check_invoke("a:two", |_| true)), None);
+  assert_eq!(code(e.check_invoke("a:off", |_| true)), Some(ErrorCode::ToolNotFound), "the allowlist does not bypass the index");
+}
+
+#[test]
+fn changes_are_reported_only_when_visible() {
+  let mut e = engine(Mode::CodecallOptIn, vec![json!({ "name": "a:x" })]);
+  // not listed, not indexed in opt-in: invisible changes
+  assert!(!e.upsert_tools(vec![tool(json!({ "name": "a:x", "description": "changed" }))]).expect("u"));
+  assert!(!e.upsert_tools(vec![tool(json!({ "name": "a:new" }))]).expect("u"));
+  assert!(e.upsert_tools(vec![tool(json!({ "name": "a:x", "codecall": { "enabledInCodeCall": true } }))]).expect("u"));
+  assert!(!e.upsert_tools(vec![tool(json!({ "name": "a:x", "codecall": { "enabledInCodeCall": true } }))]).expect("same"));
+  assert!(e.indexed("a:x").is_some());
+  assert!(!e.remove_tools(&["a:new".into(), "unknown".into()]));
+  assert!(e.remove_tools(&["a:x".into()]));
+  assert!(e.indexed("a:x").is_none() && e.total_indexed() == 0);
+  assert!(e.callable().read().expect("lock").is_empty());
+  // a batch naming a tool twice: the last wins
+  assert!(e
+    .upsert_tools(vec![
+      tool(json!({ "name": "a:y", "codecall": { "enabledInCodeCall": true } })),
+      tool(json!({ "name": "a:y" })),
+    ])
+    .expect("u")
+    .eq(&false));
+  assert!(e.indexed("a:y").is_none() && e.total_indexed() == 0);
+  assert!(e.set_tools(vec![tool(json!({ "name": "a:z", "codecall": { "visibleInListTools": true } }))]).expect("s"));
+  assert!(!e.set_tools(vec![tool(json!({ "name": "a:z", "codecall": { "visibleInListTools": true } }))]).expect("s"));
+}
+
+#[test]
+fn call_tool_results_are_unwrapped() {
+  let ok = |v: Value| unwrap_json(Some(v.to_string())).expect("ok").map(|s| serde_json::from_str::<Value>(&s).expect("json"));
+  assert_eq!(ok(json!({ "content": [{ "type": "text", "text": "{\"a\":1}" }] })), Some(json!({ "a": 1 })));
+  assert_eq!(ok(json!({ "content": [{ "type": "text", "text": "plain" }] })), Some(json!("plain")));
+  assert_eq!(
+    ok(json!({ "content": [{ "type": "text", "text": "x" }], "structuredContent": { "n": 2 } })),
+    Some(json!({ "n": 2 }))
+  );
+  let two = json!([{ "type": "text", "text": "a" }, { "type": "image", "data": "AA==", "mimeType": "image/png" }]);
+  assert_eq!(ok(json!({ "content": two.clone() })), Some(two));
+  assert_eq!(ok(json!({ "content": [] })), Some(json!([])));
+  // not envelopes: unchanged
+  for v in [json!({ "content": "text" }), json!({ "content": [1] }), json!({ "content": [], "other": 1 }), json!([1]), json!("s"), json!(null)] {
+    assert_eq!(ok(v.clone()), Some(v));
+  }
+  assert_eq!(unwrap_json(None), Ok(None));
+  let err = unwrap_json(Some(
+    json!({ "isError": true, "content": [{ "type": "text", "text": "Rate limit" }], "structuredContent": { "retryIn": 5 } }).to_string(),
+  ))
+  .expect_err("error");
+  assert_eq!(err.message, "Rate limit");
+  assert_eq!(err.code, None, "becomes TOOL_EXECUTION_ERROR");
+  assert_eq!(err.details_json.as_deref(), Some("{\"retryIn\":5}"));
+  let Unwrapped::Error(e) = unwrap_value(json!({ "isError": true, "content": [] }).as_object().cloned().expect("o")) else {
+    panic!("error expected");
+  };
+  assert!(!e.message.is_empty());
+}
