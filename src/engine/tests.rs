@@ -123,7 +123,9 @@ fn meta_tools_are_compact_and_named_by_prefix_and_separator() {
   assert_eq!(names(&e.meta_tools()), ["cc_search", "cc_describe", "cc_execute", "cc_invoke"]);
   assert_eq!(e.meta("cc_execute"), Some(Meta::Execute));
   assert_eq!(e.meta("codecall:execute"), None);
-  assert!(e.reserved().matches("cc_execute") && e.reserved().matches("cc:search") && e.reserved().matches("codecall:x"));
+  assert!(
+    e.reserved().matches("cc_execute") && e.reserved().matches("cc:search") && e.reserved().matches("codecall:x")
+  );
   assert!(MetaNames::new(Some("bad prefix".into()), None).is_err());
   assert!(MetaNames::new(None, Some("/".into())).is_err());
   // invoke is not a meta-tool unless direct calls are enabled
@@ -142,7 +144,10 @@ fn tool_definitions_are_checked() {
     (json!({ "name": "x", "tags": "a" }), "tags must be an array"),
     (json!({ "name": "x", "tags": [1] }), "tags[0] must be a string"),
     (json!({ "name": "x", "inputSchema": "object" }), "inputSchema must be an object"),
-    (json!({ "name": "x", "codecall": { "enabledInCodeCall": "yes" } }), "codecall.enabledInCodeCall must be a boolean"),
+    (
+      json!({ "name": "x", "codecall": { "enabledInCodeCall": "yes" } }),
+      "codecall.enabledInCodeCall must be a boolean",
+    ),
     (json!({ "name": "x", "internal": 1 }), "internal must be a boolean"),
     (json!({ "name": "x".repeat(300) }), "at most"),
     (json!([]), "must be an object"),
@@ -177,7 +182,8 @@ fn search_filters_merges_queries_and_counts() {
   assert!(!names(r["tools"].as_array().expect("tools")).contains(&"billing:listInvoices".to_string()));
   let r = e.search(&json!({ "query": "list", "filter": { "includeInline": false } })).expect("search");
   assert_eq!(names(r["tools"].as_array().expect("tools")), ["billing:listInvoices"]);
-  let r = e.search(&json!({ "query": "list", "filter": { "includeInline": false, "includeOpenApi": false } })).expect("s");
+  let r =
+    e.search(&json!({ "query": "list", "filter": { "includeInline": false, "includeOpenApi": false } })).expect("s");
   assert_eq!(r["tools"], json!([]));
   let r = e.search(&json!({ "query": "list", "topK": 1 })).expect("search");
   assert_eq!(r["tools"].as_array().expect("tools").len(), 1);
@@ -185,8 +191,15 @@ fn search_filters_merges_queries_and_counts() {
   let found = names(r["tools"].as_array().expect("tools"));
   assert_eq!(&found[..1], ["billing:listInvoices"].map(String::from).as_slice().get(..1).expect("x"));
   assert!(found.contains(&"users:get".to_string()));
-  for bad in [json!({}), json!({ "query": 1 }), json!({ "query": "x", "topK": 0 }), json!({ "query": "x", "topK": 1.5 }),
-    json!({ "query": "x", "filter": { "appIds": "users" } }), json!({ "query": "x", "filter": [] }), json!("x")] {
+  for bad in [
+    json!({}),
+    json!({ "query": 1 }),
+    json!({ "query": "x", "topK": 0 }),
+    json!({ "query": "x", "topK": 1.5 }),
+    json!({ "query": "x", "filter": { "appIds": "users" } }),
+    json!({ "query": "x", "filter": [] }),
+    json!("x"),
+  ] {
     assert!(e.search(&bad).is_err(), "{bad}");
   }
 }
@@ -204,7 +217,9 @@ fn describe_finds_only_indexed_tools_and_respects_max_definitions() {
       .collect(),
   )
   .expect("set");
-  let r = e.describe(&json!({ "toolNames": ["a:1", "codecall:execute", "a:off", "a:int", "nope", "a:1", "a:2", "a:3"] })).expect("d");
+  let r = e
+    .describe(&json!({ "toolNames": ["a:1", "codecall:execute", "a:off", "a:int", "nope", "a:1", "a:2", "a:3"] }))
+    .expect("d");
   assert_eq!(names(r["tools"].as_array().expect("tools")), ["a:1", "a:2"]);
   assert_eq!(r["notFound"], json!(["codecall:execute", "a:off", "a:int", "nope"]));
   assert_eq!(r["omitted"], json!(["a:3"]));
@@ -248,7 +263,11 @@ fn direct_calls_allowlist_and_filter() {
   });
   assert_eq!(code(e.check_invoke("a:one", |_| true)), Some(ErrorCode::AccessDenied), "allowlist");
   assert_eq!(code(e.check_invoke("a:two", |_| true)), None);
-  assert_eq!(code(e.check_invoke("a:off", |_| true)), Some(ErrorCode::ToolNotFound), "the allowlist does not bypass the index");
+  assert_eq!(
+    code(e.check_invoke("a:off", |_| true)),
+    Some(ErrorCode::ToolNotFound),
+    "the allowlist does not bypass the index"
+  );
 }
 
 #[test]
@@ -258,7 +277,9 @@ fn changes_are_reported_only_when_visible() {
   assert!(!e.upsert_tools(vec![tool(json!({ "name": "a:x", "description": "changed" }))]).expect("u"));
   assert!(!e.upsert_tools(vec![tool(json!({ "name": "a:new" }))]).expect("u"));
   assert!(e.upsert_tools(vec![tool(json!({ "name": "a:x", "codecall": { "enabledInCodeCall": true } }))]).expect("u"));
-  assert!(!e.upsert_tools(vec![tool(json!({ "name": "a:x", "codecall": { "enabledInCodeCall": true } }))]).expect("same"));
+  assert!(!e
+    .upsert_tools(vec![tool(json!({ "name": "a:x", "codecall": { "enabledInCodeCall": true } }))])
+    .expect("same"));
   assert!(e.indexed("a:x").is_some());
   assert!(!e.remove_tools(&["a:new".into(), "unknown".into()]));
   assert!(e.remove_tools(&["a:x".into()]));
@@ -279,7 +300,8 @@ fn changes_are_reported_only_when_visible() {
 
 #[test]
 fn call_tool_results_are_unwrapped() {
-  let ok = |v: Value| unwrap_json(Some(v.to_string())).expect("ok").map(|s| serde_json::from_str::<Value>(&s).expect("json"));
+  let ok =
+    |v: Value| unwrap_json(Some(v.to_string())).expect("ok").map(|s| serde_json::from_str::<Value>(&s).expect("json"));
   assert_eq!(ok(json!({ "content": [{ "type": "text", "text": "{\"a\":1}" }] })), Some(json!({ "a": 1 })));
   assert_eq!(ok(json!({ "content": [{ "type": "text", "text": "plain" }] })), Some(json!("plain")));
   assert_eq!(
@@ -290,7 +312,14 @@ fn call_tool_results_are_unwrapped() {
   assert_eq!(ok(json!({ "content": two.clone() })), Some(two));
   assert_eq!(ok(json!({ "content": [] })), Some(json!([])));
   // not envelopes: unchanged
-  for v in [json!({ "content": "text" }), json!({ "content": [1] }), json!({ "content": [], "other": 1 }), json!([1]), json!("s"), json!(null)] {
+  for v in [
+    json!({ "content": "text" }),
+    json!({ "content": [1] }),
+    json!({ "content": [], "other": 1 }),
+    json!([1]),
+    json!("s"),
+    json!(null),
+  ] {
     assert_eq!(ok(v.clone()), Some(v));
   }
   assert_eq!(unwrap_json(None), Ok(None));
@@ -301,7 +330,8 @@ fn call_tool_results_are_unwrapped() {
   assert_eq!(err.message, "Rate limit");
   assert_eq!(err.code, None, "becomes TOOL_EXECUTION_ERROR");
   assert_eq!(err.details_json.as_deref(), Some("{\"retryIn\":5}"));
-  let Unwrapped::Error(e) = unwrap_value(json!({ "isError": true, "content": [] }).as_object().cloned().expect("o")) else {
+  let Unwrapped::Error(e) = unwrap_value(json!({ "isError": true, "content": [] }).as_object().cloned().expect("o"))
+  else {
     panic!("error expected");
   };
   assert!(!e.message.is_empty());
