@@ -1,104 +1,153 @@
-// The demo, for now: what the validator says about plans a model might send, plans running in the
-// sandbox against a small in-process tool pipeline, then tool search over the real tools of 43 MCP
-// servers. (The end-to-end demo over real MCP arrives with the CodeCall engine.)
-// Run: npm run demo
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+// The demo: an MCP server in code mode, driven end to end by the official MCP SDK client.
+//
+// It starts examples/mcp-server (5 apps, 100+ tools, in-memory data, a host pipeline that validates
+// input, masks PII and audits every call) over stdio, then does what a model would: list tools,
+// search in plain words, describe the hits, execute one plan that joins several apps, see a
+// syntax error and a tool error come back as statuses, and invoke one tool directly.
+//
+// Run: npm run demo   (installs and builds what is missing first)
+import { execSync } from 'node:child_process'
+import { existsSync, readdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
-const require = createRequire(import.meta.url)
-const { validate, Sandbox, ToolIndex } = require('..')
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const step = (cmd) => {
+  console.log(`[demo] ${cmd}`)
+  execSync(cmd, { cwd: root, stdio: 'inherit' })
+}
+if (!existsSync(join(root, 'node_modules', '@modelcontextprotocol', 'sdk'))) step('npm ci --ignore-scripts')
+if (!readdirSync(root).some((f) => /^codecall\..*\.node$/.test(f))) step('npm run build')
 
-const plans = [
-  ['a good plan', `const users = await callTool('users:list', { status: 'active' })
-const admins = users.items.filter((u) => u.role === 'admin')
-return admins.map((a) => a.email)`],
-  ['a TypeScript plan', `interface User { id: string; role: 'admin' | 'user' }
-const users = await callTool<User[]>('users:list', {})
-return users.filter((u): u is User => u.role === 'admin').length`, { language: 'typescript' }],
-  ['an escape through the constructor', `const F = (() => {})['constructor']
-return F('return process')()`],
-  ['a hidden eval', 'const run = { \\u0065val }.eval\nreturn run("1 + 1")'],
-  ['a loop under `secure`', `let n = 0
-while (true) n++`],
-  ['calling the engine itself', `await callTool('codecall:execute', { script: 'return 1' })`],
-  ['a syntax error', `const total = items.reduce((a, b) => a + b, 0\nreturn total`],
-]
+const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')
+const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js')
+const { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } = await import(
+  '@modelcontextprotocol/sdk/types.js'
+)
+const { allTools } = await import('./mcp-server/apps/index.mjs')
 
-for (const [title, script, options] of plans) {
-  const result = validate(script, options)
-  console.log(`\n■ ${title}`)
-  console.log(script.split('\n').map((l) => `    ${l}`).join('\n'))
-  if (result.ok) {
-    console.log(`  → ok; tools: ${JSON.stringify(result.toolNames)}${result.dynamicToolCalls ? ' (and dynamic ones)' : ''}`)
-  } else {
-    const { code, kind, message, location } = result.error
-    const where = location ? ` at ${location.line}:${location.column}` : ''
-    console.log(`  → ${result.status} ${code}${kind ? ` (${kind})` : ''}${where}: ${message}`)
+const bold = (s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s)
+const dim = (s) => (process.stdout.isTTY ? `\x1b[2m${s}\x1b[0m` : s)
+const indent = (s, n = 4) => String(s).split('\n').map((l) => ' '.repeat(n) + l).join('\n')
+const ms = (t) => `${t.toFixed(1)} ms`
+const kb = (n) => `${(n / 1024).toFixed(1)} KB`
+const tokens = (bytes) => Math.round(bytes / 4) // the usual ~4 bytes per token of JSON
+
+async function timed(label, fn) {
+  const t0 = performance.now()
+  const value = await fn()
+  console.log(dim(`  (${label}: ${ms(performance.now() - t0)})`))
+  return value
+}
+
+/** Calls a meta-tool and returns its JSON answer. */
+async function call(name, args, options) {
+  const r = await client.callTool({ name, arguments: args }, undefined, options)
+  return r.structuredContent ?? JSON.parse(r.content[0].text)
+}
+
+const client = new Client({ name: 'codecall-demo', version: '0.1.0' })
+const logs = []
+client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params))
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => {})
+const transport = new StdioClientTransport({
+  command: process.execPath,
+  args: [join(root, 'examples', 'mcp-server', 'server.mjs')],
+  stderr: 'inherit',
+})
+
+console.log(bold('\n■ 1. Connect to the example MCP server over stdio'))
+await timed('spawn + initialize', () => client.connect(transport))
+console.log(`  server: ${client.getServerVersion()?.name}; instructions: ${client.getInstructions()}`)
+
+console.log(bold('\n■ 2. tools/list'))
+const { tools } = await timed('tools/list', () => client.listTools())
+for (const t of tools) console.log(`  - ${t.name}${t.description ? dim(` — ${t.description.split('\n')[0].slice(0, 90)}`) : ''}`)
+const withCodeCall = Buffer.byteLength(JSON.stringify({ tools }))
+const every = allTools()
+  .filter((t) => !t.internal)
+  .map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
+    name, title, description, inputSchema, outputSchema, annotations,
+  }))
+const withoutCodeCall = Buffer.byteLength(JSON.stringify({ tools: every }))
+console.log(
+  `  context: ${tools.length} tools, ${kb(withCodeCall)} (~${tokens(withCodeCall)} tokens) with CodeCall` +
+    ` vs ${every.length} tools, ${kb(withoutCodeCall)} (~${tokens(withoutCodeCall)} tokens) listing every tool` +
+    ` → ${(100 * (1 - withCodeCall / withoutCodeCall)).toFixed(1)}% smaller`,
+)
+
+console.log(bold('\n■ 3. codecall:search — "customers with open support tickets and unpaid invoices"'))
+const found = await timed('search', () =>
+  call('codecall:search', {
+    queries: ['list open support tickets', 'get a customer profile', 'unpaid invoices of a customer', 'orders of a user'],
+    topK: 6,
+  }),
+)
+for (const t of found.tools) console.log(`  ${t.score.toFixed(3)}  ${t.name}${dim(` — ${t.description.slice(0, 80)}`)}`)
+console.log(`  (${found.totalIndexed} tools indexed)`)
+
+console.log(bold('\n■ 4. codecall:describe — the tools the plan will use'))
+const described = await timed('describe', () =>
+  call('codecall:describe', { toolNames: ['support:listTickets', 'users:get', 'billing:listInvoices', 'orders:list'] }),
+)
+for (const t of described.tools) {
+  console.log(`  ${bold(t.name)} (${t.appId}) — ${t.usageExamples.length} usage examples`)
+  console.log(indent(t.typescript.split('\n').slice(0, 8).join('\n') + (t.typescript.split('\n').length > 8 ? '\n  ...' : '')))
+}
+console.log('  first usage example of users:get:')
+console.log(indent(described.tools.find((t) => t.name === 'users:get')?.usageExamples[0]?.code ?? '(none)', 6))
+
+console.log(bold('\n■ 5. codecall:execute — one plan across support, users, orders and billing'))
+const plan = `// Customers with open tickets: who they are, how many orders, what they owe.
+const tickets = await callTool('support:listTickets', { status: ['open'], limit: 50 })
+const customerIds = [...new Set(tickets.items.map((t) => t.requesterId))].slice(0, 5)
+const rows = await __safe_parallel(customerIds.map((userId) => async () => {
+  const [user, orders, invoices] = await Promise.all([
+    callTool('users:get', { userId }),
+    callTool('orders:list', { userId, limit: 5 }),
+    callTool('billing:listInvoices', { userId, status: 'open' }),
+  ])
+  const cents = (m) => (typeof m === 'number' ? m : m?.amount ?? 0)
+  return {
+    customer: user.name,
+    email: user.email, // masked by the host's PII step before the script sees it
+    openTickets: tickets.items.filter((t) => t.requesterId === userId).length,
+    orders: orders.total,
+    owedUsd: invoices.items.reduce((sum, i) => sum + cents(i.amountDue), 0) / 100,
   }
-}
+}), { maxConcurrency: 5 })
+console.log('joined', rows.length, 'customers')
+return rows.sort((a, b) => b.owedUsd - a.owedUsd)`
+console.log(indent(plan))
+let progress = 0
+logs.length = 0
+const executed = await timed('execute', () =>
+  call('codecall:execute', { script: plan }, { onprogress: () => progress++ }),
+)
+console.log(`  → status ${bold(executed.status)}; ${executed.stats.toolCalls} tool calls in ${ms(executed.stats.durationMs)} inside the sandbox`)
+console.table(executed.result)
+console.log(`  logs: ${JSON.stringify(executed.logs ?? [])}`)
+console.log(`  the client received ${progress} progress notifications and ${logs.length} log messages (tool_call_start/end)`)
 
-// ---- the sandbox ---------------------------------------------------------------------------
+console.log(bold('\n■ 6. Mistakes come back as statuses, not crashes'))
+const syntax = await call('codecall:execute', { script: "const x = await callTool('users:list', {\nreturn x" })
+console.log(`  a syntax error      → ${syntax.status} ${syntax.error.code} at ${syntax.error.location.line}:${syntax.error.location.column}: ${syntax.error.message}`)
+const refund = await call('codecall:execute', {
+  script: `const payments = await callTool('billing:listPayments', { limit: 1 })
+const p = payments.items[0]
+return await callTool('billing:refundPayment', { paymentId: p.id, amount: 100000000 })`,
+})
+console.log(`  a tool error        → ${refund.status} ${refund.error.code} from ${refund.error.toolName}: ${refund.error.message}`)
+const escape = await call('codecall:execute', { script: "const f = (() => {}).constructor('return process')\nreturn f()" })
+console.log(`  an escape attempt   → ${escape.status} ${escape.error.code}: ${escape.error.message}`)
+const self = await call('codecall:execute', { script: "return await callTool('codecall:execute', { script: 'return 1' })" })
+console.log(`  calling itself      → ${self.status} ${self.error.code}`)
+const hidden = await call('codecall:execute', { script: "return await callTool('users:_purgeAll', {})" })
+console.log(`  an internal tool    → ${hidden.status} ${hidden.error.code}: ${hidden.error.message}`)
 
-// A stand-in for a server's tool pipeline: in production this is where auth, PII scrubbing and
-// audit plugins run. Every callTool of a plan comes through here.
-const users = [
-  { id: 'u1', name: 'Ada', role: 'admin', email: 'ada@example.com' },
-  { id: 'u2', name: 'Linus', role: 'user', email: 'linus@example.com' },
-  { id: 'u3', name: 'Grace', role: 'admin', email: 'grace@example.com' },
-]
-const audit = []
-const host = {
-  async callTool(name, input, meta) {
-    audit.push(`${meta.callId} ${name} ${JSON.stringify(input)}`)
-    await new Promise((r) => setTimeout(r, 5)) // a network hop
-    if (name === 'users:list') return users.filter((u) => !input.role || u.role === input.role)
-    if (name === 'billing:invoices') return [{ user: input.userId, amountCents: input.userId === 'u1' ? 1200 : 800 }]
-    throw Object.assign(new Error(`Unknown tool ${name}`), { code: 'UNKNOWN_TOOL' })
-  },
-  onEvent(e) {
-    if (e.type === 'tool_call_end') console.log(`    event: ${e.toolName} ${e.status} in ${e.durationMs.toFixed(1)} ms`)
-  },
-}
+console.log(bold('\n■ 7. codecall:invoke — one call, no script'))
+const invoked = await timed('invoke', () => call('codecall:invoke', { tool: 'users:get', input: { userId: 'usr_002' } }))
+console.log(indent(JSON.stringify(invoked, null, 2).split('\n').slice(0, 14).join('\n')))
 
-const sandbox = new Sandbox({ preset: 'secure' })
-const runs = [
-  ['a join across two tools, in parallel', `const admins = await callTool('users:list', { role: 'admin' })
-const invoices = await __safe_parallel(admins.map((a) => () => callTool('billing:invoices', { userId: a.id })))
-return admins.map((a, i) => ({ name: a.name, billedCents: invoices[i][0].amountCents }))`],
-  ['a tool that fails, uncaught', `await callTool('crm:delete', { id: 'u2' })`],
-  ['a plan that never ends', `await new Promise((resolve) => { /* forgot to resolve */ })`],
-  ['an escape attempt at run time', `const name = ['codecall', 'execute'].join(':')
-return await callTool(name, { script: 'return 1' }, { throwOnError: false })`],
-]
-for (const [title, script] of runs) {
-  console.log(`\n▶ ${title}`)
-  console.log(script.split('\n').map((l) => `    ${l}`).join('\n'))
-  const r = await sandbox.execute(script, host)
-  const { stats, ...rest } = r
-  console.log(`  → ${JSON.stringify(rest)}  (${stats.durationMs.toFixed(1)} ms, ${stats.toolCalls} tool calls)`)
-}
-await sandbox.dispose()
-console.log(`\nThe host's audit log saw every call:\n${audit.map((l) => `    ${l}`).join('\n')}`)
-
-// 3. Tool search: the model finds tools by describing the task. The index holds the real tools of
-//    43 MCP servers from npm (bench/search/corpus.json).
-console.log('\nTool search: 1 138 real MCP tools, found by describing the task')
-const corpus = JSON.parse(readFileSync(new URL('../bench/search/corpus.json', import.meta.url), 'utf8'))
-const index = new ToolIndex()
-let t0 = performance.now()
-index.upsert(corpus.tools.map((t) => ({ name: `${t.appId}:${t.name}`, appId: t.appId, description: t.description, inputSchema: t.inputSchema })))
-index.search('warm up')
-console.log(`  indexed ${index.size} tools in ${(performance.now() - t0).toFixed(0)} ms`)
-for (const [query, options] of [
-  ['open a ticket about the login page crashing', { appIds: ['linear', 'github'] }],
-  ['approve MR !231', undefined],
-  ['turn this street address into coordinates', undefined],
-  ['list k8s pods in the staging namespace', undefined],
-  ['take a screenshot of the dashbaord', undefined],
-]) {
-  t0 = performance.now()
-  const hits = index.search(query, { ...options, topK: 3 })
-  const took = ((performance.now() - t0) * 1000).toFixed(0)
-  console.log(`\n▶ "${query}"${options ? ` (appIds: ${options.appIds.join(', ')})` : ''}  ${took} µs`)
-  for (const h of hits) console.log(`    ${h.score.toFixed(3)}  ${h.name}`)
-}
+await client.close()
+console.log(bold('\nDone.'))
