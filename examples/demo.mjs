@@ -48,6 +48,7 @@ async function call(name, args, options) {
 
 const client = new Client({ name: 'codecall-demo', version: '0.1.0' })
 const logs = []
+client.onerror = (e) => console.log('[client error]', String(e?.message ?? e).slice(0, 300))
 client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params))
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => {})
 const transport = new StdioClientTransport({

@@ -571,6 +571,7 @@ function generateSubscriptions(rng, users) {
     if (n === 3) status = 'trialing'
     if (n === 5 || n === 11) status = 'cancelled'
     if (n === 8) status = 'paused'
+    if (n === 13) status = 'past_due'
     const periodStart = interval === 'year' ? Date.UTC(2025, created.getUTCMonth(), anchor, 9) : Date.UTC(2025, 11, anchor, 9)
     const cancelledAt = status === 'cancelled' ? iso(Date.UTC(2025, 9, anchor, 15)) : null
     subs.push({

@@ -53,8 +53,21 @@ export function createExampleServer(options = {}) {
   function hostFor(extra) {
     const progressToken = extra?._meta?.progressToken
     let progress = 0
-    const notify = (notification) => extra.sendNotification(notification).catch(() => {})
+    const pending = new Set()
+    const notify = (notification) => {
+      const sent = extra.sendNotification(notification).catch(() => {})
+      pending.add(sent)
+      sent.finally(() => pending.delete(sent))
+    }
     return {
+      /** Resolves once every notification of this request is written — and, after progress
+       *  notifications, a few milliseconds later: the SDK client (1.x) handles a notification a
+       *  microtask after reading it but a response at once, so a response that arrives in the same
+       *  read as the last progress notifications makes the client drop them ("unknown token"). */
+      async flushed() {
+        await Promise.all(pending)
+        if (progress > 0) await new Promise((resolve) => setTimeout(resolve, 5))
+      },
       callTool: (name, input, meta) => pipeline.callTool(name, input, { via: 'codecall', ...meta }),
       onEvent(event) {
         if (event.type === 'tool_call_start' || event.type === 'tool_call_end') {
@@ -89,8 +102,10 @@ export function createExampleServer(options = {}) {
   async function callTool(name, args, extra) {
     if (metaNames().has(name)) {
       let result
+      const host = hostFor(extra)
       try {
-        result = await codecall.handle(name, args ?? {}, hostFor(extra))
+        result = await codecall.handle(name, args ?? {}, host)
+        await host.flushed()
       } catch (e) {
         // Malformed meta-tool arguments (ERR_INVALID_ARG): the model can read and fix them.
         return { isError: true, content: [{ type: 'text', text: `${e.code ?? 'ERROR'}: ${e.message}` }] }

@@ -317,7 +317,6 @@ const tools = [
     ),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'customers', 'aggregate'],
-    examples: [{ description: 'Highest risk Acme users', input: { tenantId: 't_acme', minScore: 0.4, limit: 10 } }],
     handler: async ({ tenantId, minScore = 0.5, limit = 20 }, { store }) => {
       const rows = []
       for (const user of store.users.filter((u) => u.status !== 'invited' && (!tenantId || u.tenantId === tenantId))) {
@@ -372,7 +371,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'support', 'aggregate'],
-    examples: [{ description: 'Monthly volume for the second half of 2025', input: { groupBy: 'month', period: { from: '2025-07-01', to: '2025-12-31' } } }],
     handler: async (input, { store }) => ticketVolume(store, input),
   },
   {
@@ -562,7 +560,6 @@ const tools = [
     },
     annotations: ANNOTATIONS.read,
     tags: ['read', 'events', 'pagination'],
-    examples: [{ description: 'Recent orders placed by one user', input: { userId: 'usr_001', name: 'order_placed', limit: 5 } }],
     handler: async ({ userId, name, from, to, limit, offset }, { store }) => {
       const events = store.events
         .filter((e) => (!userId || e.userId === userId) && (!name || e.name === name) && (!from || Date.parse(e.occurredAt) >= Date.parse(from)) && (!to || Date.parse(e.occurredAt) <= Date.parse(to)))
@@ -590,7 +587,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'customers', 'aggregate'],
-    examples: [{ description: 'Quarterly cohorts over the last 3 months, orders only', input: { cohortBy: 'quarter', months: 3, activity: 'order_placed' } }],
     handler: async ({ cohortBy = 'quarter', months = 6, activity = 'any', tenantId }, { store }) => {
       const monthKeys = Array.from({ length: months }, (_, i) => isoDate(Date.UTC(2025, 12 - months + i, 1)).slice(0, 7))
       const cohortOf = (iso) => (cohortBy === 'month' ? iso.slice(0, 7) : `${iso.slice(0, 4)}-Q${Math.ceil(Number(iso.slice(5, 7)) / 3)}`)
@@ -646,7 +642,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'products', 'aggregate'],
-    examples: [{ description: 'Best-selling hardware by units', input: { category: 'hardware', sort: 'units', limit: 5 } }],
     handler: async (input, { store }) => productPerformance(store, input),
   },
   {
@@ -669,7 +664,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'revenue', 'aggregate'],
-    examples: [{ description: 'AOV per plan', input: { groupBy: 'plan' } }],
     handler: async ({ groupBy = 'month', period: periodInput }, { store }) => {
       const p = resolvePeriod(periodInput, 'last_365_days')
       const orders = store.orders.filter((o) => REVENUE_STATUSES.includes(o.status) && p.has(o.createdAt))
@@ -706,7 +700,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'revenue', 'aggregate'],
-    examples: [{ description: 'Refund rate in 2025', input: { period: { from: '2025-01-01', to: '2025-12-31' } } }],
     handler: async ({ period: periodInput, tenantId }, { store }) => {
       const p = resolvePeriod(periodInput, 'last_365_days')
       const orders = revenueOrders(store, p, tenantId)
@@ -757,7 +750,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'support', 'aggregate'],
-    examples: [{ description: 'Tier 1 over the last 90 days', input: { team: 'tier1' } }],
     handler: async ({ period: periodInput, team }, { store }) => {
       const p = resolvePeriod(periodInput, 'last_90_days')
       const SLA = { urgent: 60, high: 240, normal: 480, low: 1440 }
@@ -803,7 +795,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'aggregate', 'dashboard'],
-    examples: [{ description: 'Last 30 days for Acme', input: { tenantId: 't_acme' } }],
     handler: async ({ period: periodInput, tenantId = null }, { store }) => {
       const p = resolvePeriod(periodInput, 'last_30_days')
       const value = (metric) => metricValue(store, metric, p, tenantId)
@@ -850,7 +841,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'aggregate'],
-    examples: [{ description: 'Revenue, MRR and CSAT per tenant', input: { metrics: ['revenue', 'mrr', 'csat'] } }],
     handler: async ({ metrics = ['revenue', 'orders', 'users'], period: periodInput }, { store }) => {
       const p = resolvePeriod(periodInput, 'last_365_days')
       const compute = {
@@ -891,7 +881,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'customers'],
-    examples: [{ description: 'LTV of the best customer', input: { userId: 'usr_001' } }],
     handler: async ({ userId }, { store }) => {
       const user = getOrThrow(store.users, userId, 'User')
       const orders = store.orders.filter((o) => o.userId === userId && [...REVENUE_STATUSES, 'refunded'].includes(o.status)).sort((a, b) => a.createdAt.localeCompare(b.createdAt))
@@ -930,12 +919,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'customers', 'aggregate'],
-    examples: [
-      {
-        description: 'Globex plan mix',
-        input: { tenantId: 't_globex' },
-      },
-    ],
     handler: async ({ tenantId, includeInvited = false }, { store }) => {
       const users = store.users.filter((u) => (!tenantId || u.tenantId === tenantId) && (includeInvited || u.status !== 'invited'))
       return {
@@ -964,7 +947,6 @@ const tools = [
     outputSchema: ExportSchema,
     annotations: ANNOTATIONS.create,
     tags: ['write', 'export'],
-    examples: [{ description: 'Top customers of 2025 as CSV', input: { report: 'top_customers', period: { from: '2025-01-01', to: '2025-12-31' } } }],
     handler: async ({ report, format = 'csv', period: periodInput }, { store }) => {
       const rows = reportRows(store, report, periodInput)
       const createdAt = store.now()
@@ -1004,7 +986,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.create,
     tags: ['write', 'schedule'],
-    examples: [{ description: 'Weekly ticket volume to the support leads', input: { report: 'ticket_volume', frequency: 'weekly', recipients: ['lead@support.example.com', 'ops@acme.example.com'] } }],
     handler: async ({ report, frequency, recipients, startDate, timezone = 'UTC', format = 'csv' }, { store }) => {
       const createdAt = store.now()
       let next = startDate ? Date.parse(startDate) : Date.parse(createdAt.slice(0, 10)) + DAY

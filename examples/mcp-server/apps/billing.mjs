@@ -222,7 +222,6 @@ const tools = [
     outputSchema: Invoice,
     annotations: ANNOTATIONS.read,
     tags: ['read'],
-    examples: [{ description: 'By id', input: { invoiceId: 'inv_010' } }],
     handler: async ({ invoiceId, number }, { store }) => {
       if (invoiceId) return clone(getOrThrow(store.invoices, invoiceId, 'Invoice'))
       const invoice = store.invoices.find((i) => i.number === number)
@@ -363,7 +362,6 @@ const tools = [
     outputSchema: listOutput(Payment),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'pagination', 'payments'],
-    examples: [{ description: 'Large card payments in Q4 2025', input: { method: 'card', minAmount: 50000, from: '2025-10-01T00:00:00Z', to: '2025-12-31T23:59:59Z' } }],
     handler: async ({ userId, orderId, status, method, from, to, minAmount, limit, cursor }, { store }) => {
       const payments = store.payments
         .filter((p) =>
@@ -455,7 +453,6 @@ const tools = [
     outputSchema: listOutput(Subscription),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'pagination', 'subscriptions'],
-    examples: [{ description: 'Past-due subscriptions', input: { status: 'past_due' } }],
     handler: async ({ userId, tenantId, status, plan, limit, cursor }, { store }) =>
       paginate(store.subscriptions.filter((s) => (!userId || s.userId === userId) && (!tenantId || s.tenantId === tenantId) && (!status || s.status === status) && (!plan || s.plan === plan)), { limit, cursor }),
   },
@@ -489,7 +486,6 @@ const tools = [
     outputSchema: record({ subscription: Subscription, invoice: nullable(Invoice) }),
     annotations: ANNOTATIONS.create,
     tags: ['write', 'subscriptions'],
-    examples: [{ description: 'Pro plan for 5 seats with a 14-day trial', input: { userId: 'usr_038', plan: 'pro', seats: 5, trialDays: 14 } }],
     handler: async ({ userId, plan, interval = 'month', seats = 1, couponCode, trialDays = 0 }, { store }) => {
       const user = getOrThrow(store.users, userId, 'User')
       const live = store.subscriptions.find((s) => s.userId === userId && s.status !== 'cancelled')
@@ -588,7 +584,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.action,
     tags: ['write', 'subscriptions'],
-    examples: [{ description: 'Upgrade to enterprise with 12 seats', input: { subscriptionId: 'sub_001', plan: 'enterprise', seats: 12 } }],
     handler: async ({ subscriptionId, plan, seats, prorate = true }, { store }) => {
       const sub = getOrThrow(store.subscriptions, subscriptionId, 'Subscription')
       if (sub.status === 'cancelled') throw new ToolError('CONFLICT', `Subscription ${subscriptionId} is cancelled`)
@@ -638,7 +633,6 @@ const tools = [
     outputSchema: Subscription,
     annotations: ANNOTATIONS.action,
     tags: ['write', 'subscriptions'],
-    examples: [{ description: 'Resume the paused subscription', input: { subscriptionId: 'sub_008' } }],
     handler: async ({ subscriptionId }, { store }) => {
       const sub = getOrThrow(store.subscriptions, subscriptionId, 'Subscription')
       if (sub.status !== 'paused') throw new ToolError('CONFLICT', `Subscription ${subscriptionId} is ${sub.status}, not paused`)
@@ -833,7 +827,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.read,
     tags: ['read'],
-    examples: [{ description: 'Balance of the top customer', input: { userId: 'usr_001' } }],
     handler: async ({ userId }, { store }) => {
       getOrThrow(store.users, userId, 'User')
       const today = BASE_DATE.slice(0, 10)
@@ -963,7 +956,6 @@ const tools = [
     outputSchema: ExportOutput,
     annotations: ANNOTATIONS.read,
     tags: ['read', 'export'],
-    examples: [{ description: 'December 2025 paid invoices', input: { from: '2025-12-01', to: '2025-12-31', status: 'paid' } }],
     handler: async ({ from, to, status, format = 'csv' }, { store }) => {
       if (from > to) throw new ToolError('INVALID_INPUT', '"from" must not be after "to"')
       const fields = ['number', 'id', 'userId', 'orderId', 'status', 'total', 'amountDue', 'issuedAt', 'dueDate']

@@ -82,7 +82,6 @@ const tools = [
     outputSchema: listOutput(Product),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'pagination', 'catalog'],
-    examples: [{ description: 'Active accessories under $30', input: { category: 'accessories', status: 'active', maxPrice: 3000 } }],
     handler: async ({ category, status, tag, query, minPrice, maxPrice, limit, cursor }, { store }) =>
       paginate(
         store.products.filter((p) =>
@@ -99,7 +98,6 @@ const tools = [
     outputSchema: record({ product: Product, stock: { type: 'array', items: StockLevel }, available: { type: 'integer', minimum: 0 } }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'catalog'],
-    examples: [{ description: 'A monitor and its stock', input: { productId: 'prd_004' } }],
     handler: async ({ productId }, { store }) => {
       const product = getOrThrow(store.products, productId, 'Product')
       const stock = stockOf(store, productId)
@@ -195,7 +193,6 @@ const tools = [
     outputSchema: Product,
     annotations: ANNOTATIONS.update,
     tags: ['write', 'catalog'],
-    examples: [{ description: 'Put the chair on sale', input: { productId: 'prd_005', price: { amount: 39900, currency: 'USD' }, tags: ['sale'] } }],
     handler: async ({ productId, ...patch }, { store }) => {
       const product = getOrThrow(store.products, productId, 'Product')
       if (!Object.keys(patch).length) throw new ToolError('INVALID_INPUT', 'Nothing to update')
@@ -231,7 +228,6 @@ const tools = [
     outputSchema: listOutput(StockLevel),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'stock'],
-    examples: [{ description: 'Stock of the standing desk', input: { productId: 'prd_009' } }],
     handler: async ({ productId, warehouseId, belowReorderPoint = false }, { store }) => {
       if (productId) getOrThrow(store.products, productId, 'Product')
       const rows = store.stock
@@ -289,7 +285,6 @@ const tools = [
     outputSchema: record({ from: StockLevel, to: StockLevel, movementIds: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2 } }),
     annotations: ANNOTATIONS.action,
     tags: ['write', 'stock'],
-    examples: [{ description: 'Rebalance mice to Europe', input: { productId: 'prd_002', fromWarehouseId: 'wh_east', toWarehouseId: 'wh_eu', quantity: 5 } }],
     handler: async ({ productId, fromWarehouseId, toWarehouseId, quantity }, { store }) => {
       trackedProduct(store, productId)
       if (fromWarehouseId === toWarehouseId) throw new ToolError('INVALID_INPUT', 'Source and destination warehouses must differ')
@@ -370,7 +365,6 @@ const tools = [
     outputSchema: listOutput(Movement),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'pagination', 'stock'],
-    examples: [{ description: 'Receipts into Rotterdam', input: { warehouseId: 'wh_eu', reason: 'receipt', limit: 10 } }],
     handler: async ({ productId, warehouseId, reason, since, limit, cursor }, { store }) =>
       paginate(
         store.stockMovements

@@ -256,7 +256,6 @@ const tools = [
     outputSchema: Order,
     annotations: ANNOTATIONS.read,
     tags: ['read'],
-    examples: [{ description: 'A delivered order', input: { orderId: 'ord_006' } }],
     handler: async ({ orderId }, { store }) => clone(getOrThrow(store.orders, orderId, 'Order')),
   },
   {
@@ -272,7 +271,6 @@ const tools = [
     outputSchema: listOutput(OrderSummary),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'search'],
-    examples: [{ description: 'Orders containing a standing desk', input: { query: 'standing desk' } }],
     handler: async ({ query, limit = 10 }, { store }) => {
       const hits = store.orders
         .filter((o) => matches(query, o.id, o.customerEmail, o.couponCode, o.tracking?.trackingNumber, ...o.items.flatMap((i) => [i.name, i.sku])))
@@ -319,7 +317,6 @@ const tools = [
     outputSchema: Order,
     annotations: ANNOTATIONS.update,
     tags: ['write'],
-    examples: [{ description: 'Redirect a paid order to another address', input: { orderId: 'ord_120', shippingAddress: { line1: '500 Congress Ave', city: 'Austin', region: 'TX', postalCode: '78701', country: 'US' } } }],
     handler: async ({ orderId, shippingAddress, metadata }, { store }) => {
       const order = getOrThrow(store.orders, orderId, 'Order')
       assertStatus(order, OPEN_FOR_EDIT, 'update')
@@ -347,7 +344,6 @@ const tools = [
     outputSchema: record({ order: Order, refundId: nullable({ type: 'string' }), refundedAmount: nullable(ref('Money')) }),
     annotations: ANNOTATIONS.destructive,
     tags: ['write', 'destructive'],
-    examples: [{ description: 'Cancel a duplicate pending order', input: { orderId: 'ord_114', reason: 'duplicate' } }],
     handler: async ({ orderId, reason = 'customer_request', refund = true }, { store }) => {
       const order = getOrThrow(store.orders, orderId, 'Order')
       assertStatus(order, OPEN_FOR_EDIT, 'cancel')
@@ -374,7 +370,6 @@ const tools = [
     outputSchema: Order,
     annotations: ANNOTATIONS.action,
     tags: ['write', 'items'],
-    examples: [{ description: 'Add a desk mat', input: { orderId: 'ord_114', productId: 'prd_013', quantity: 1 } }],
     handler: async ({ orderId, productId, quantity = 1 }, { store }) => {
       const order = getOrThrow(store.orders, orderId, 'Order')
       return reprice(store, order, [...currentItems(order), { productId, quantity }])
@@ -431,7 +426,6 @@ const tools = [
     outputSchema: Order,
     annotations: ANNOTATIONS.action,
     tags: ['write', 'fulfilment'],
-    examples: [{ description: 'Ship with FedEx from Newark', input: { orderId: 'ord_120', carrier: 'fedex', warehouseId: 'wh_east' } }],
     handler: async ({ orderId, carrier = 'ups', trackingNumber, warehouseId }, { store }) => {
       const order = getOrThrow(store.orders, orderId, 'Order')
       assertStatus(order, ['paid'], 'ship')
@@ -461,7 +455,6 @@ const tools = [
     outputSchema: Order,
     annotations: ANNOTATIONS.update,
     tags: ['write', 'fulfilment'],
-    examples: [{ description: 'Delivered today', input: { orderId: 'ord_119' } }],
     handler: async ({ orderId, deliveredAt }, { store }) => {
       const order = getOrThrow(store.orders, orderId, 'Order')
       assertStatus(order, ['shipped'], 'mark delivered')
@@ -487,7 +480,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'fulfilment'],
-    examples: [{ description: 'Where is a shipped order', input: { orderId: 'ord_115' } }],
     handler: async ({ orderId }, { store }) => {
       const order = getOrThrow(store.orders, orderId, 'Order')
       if (!order.tracking) {
@@ -690,7 +682,6 @@ const tools = [
     outputSchema: listOutput(Return),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'pagination', 'returns'],
-    examples: [{ description: 'Returns awaiting a decision', input: { status: 'requested' } }],
     handler: async ({ orderId, userId, status, limit, cursor }, { store }) =>
       paginate(store.returns.filter((r) => (!orderId || r.orderId === orderId) && (!userId || r.userId === userId) && (!status || r.status === status)).reverse(), { limit, cursor }),
   },
@@ -712,7 +703,6 @@ const tools = [
     outputSchema: record({ return: Return, refundId: nullable({ type: 'string' }) }),
     annotations: ANNOTATIONS.action,
     tags: ['write', 'returns', 'refunds'],
-    examples: [{ description: 'Approve and refund, restock in Reno', input: { returnId: 'ret_010', warehouseId: 'wh_west' } }],
     handler: async ({ returnId, refund = true, restock = true, warehouseId = 'wh_east' }, { store }) => {
       const ret = getOrThrow(store.returns, returnId, 'Return')
       if (ret.status !== 'requested') throw new ToolError('CONFLICT', `Return ${returnId} is already ${ret.status}`)
@@ -771,7 +761,6 @@ const tools = [
     outputSchema: record({ format: { type: 'string', enum: ['csv', 'jsonl'] }, rowCount: { type: 'integer', minimum: 0 }, content: { type: 'string' }, generatedAt: dateTime }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'export'],
-    examples: [{ description: 'Q4 2025 delivered orders as JSON Lines', input: { from: '2025-10-01', to: '2025-12-31', status: ['delivered'], format: 'jsonl' } }],
     handler: async ({ from, to, status, format = 'csv' }, { store }) => {
       if (from > to) throw new ToolError('INVALID_INPUT', '"from" must not be after "to"')
       const fields = ['id', 'userId', 'customerEmail', 'status', 'itemCount', 'total', 'createdAt']
@@ -790,7 +779,6 @@ const tools = [
     outputSchema: Order,
     annotations: ANNOTATIONS.create,
     tags: ['write'],
-    examples: [{ description: 'Buy the same again', input: { orderId: 'ord_120' } }],
     handler: async ({ orderId }, { store }) => {
       const source = getOrThrow(store.orders, orderId, 'Order')
       return clone(createOrder(store, { userId: source.userId, items: currentItems(source), shippingAddress: source.shippingAddress, metadata: { reorderOf: orderId } }))

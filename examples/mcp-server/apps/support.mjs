@@ -170,7 +170,6 @@ const tools = [
     outputSchema: Ticket,
     annotations: ANNOTATIONS.read,
     tags: ['read'],
-    examples: [{ description: 'Ticket with public comments only', input: { ticketId: 'tkt_011', includeInternal: false } }],
     handler: async ({ ticketId, includeComments, includeInternal }, { store }) => full(getOrThrow(store.tickets, ticketId, 'Ticket'), { includeComments, includeInternal }),
   },
   {
@@ -186,7 +185,6 @@ const tools = [
     outputSchema: listOutput(TicketSummary),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'search'],
-    examples: [{ description: 'Tickets about 502 errors', input: { query: '502' } }],
     handler: async ({ query, status, limit = 10 }, { store }) => {
       const hits = store.tickets
         .filter((t) => (!status || t.status === status) && matches(query, t.subject, t.description, t.requesterEmail, t.tags.join(' '), ...t.comments.map((c) => c.body)))
@@ -283,7 +281,6 @@ const tools = [
     outputSchema: TicketSummary,
     annotations: ANNOTATIONS.update,
     tags: ['write'],
-    examples: [{ description: 'Raise priority and wait for the customer', input: { ticketId: 'tkt_055', priority: 'high', status: 'pending' } }],
     handler: async ({ ticketId, status, orderId, ...rest }, { store }) => {
       const ticket = editable(store, ticketId)
       if (orderId) getOrThrow(store.orders, orderId, 'Order')
@@ -306,7 +303,6 @@ const tools = [
     outputSchema: record({ ticket: TicketSummary, previousAssigneeId: nullable({ type: 'string' }) }),
     annotations: ANNOTATIONS.update,
     tags: ['write', 'routing'],
-    examples: [{ description: 'Give a ticket to Marcus', input: { ticketId: 'tkt_058', agentId: 'agt_02' } }],
     handler: async ({ ticketId, agentId }, { store }) => {
       const ticket = editable(store, ticketId)
       const previousAssigneeId = ticket.assigneeId
@@ -332,7 +328,6 @@ const tools = [
     outputSchema: TicketSummary,
     annotations: ANNOTATIONS.action,
     tags: ['write', 'routing'],
-    examples: [{ description: 'Escalate a sync failure', input: { ticketId: 'tkt_058', level: 2, reason: 'Customer blocked in production' } }],
     handler: async ({ ticketId, level = 1, reason }, { store }) => {
       const ticket = editable(store, ticketId)
       if (RESOLVED.includes(ticket.status)) throw new ToolError('CONFLICT', `Ticket ${ticketId} is ${ticket.status}; reopen it before escalating`)
@@ -364,7 +359,6 @@ const tools = [
     outputSchema: TicketSummary,
     annotations: ANNOTATIONS.action,
     tags: ['write'],
-    examples: [{ description: 'Close as solved with a note', input: { ticketId: 'tkt_011', comment: 'Closing as the issue is resolved.' } }],
     handler: async ({ ticketId, resolution = 'solved', comment }, { store }) => {
       const ticket = editable(store, ticketId)
       if (comment) addComment(store, ticket, { authorType: 'agent', authorId: ticket.assigneeId, body: comment })
@@ -470,7 +464,6 @@ const tools = [
     outputSchema: record({ target: TicketSummary, merged: { type: 'array', items: { type: 'string' }, minItems: 1 } }),
     annotations: ANNOTATIONS.destructive,
     tags: ['write', 'destructive'],
-    examples: [{ description: 'Fold two duplicates into one', input: { targetTicketId: 'tkt_056', sourceTicketIds: ['tkt_057'] } }],
     handler: async ({ targetTicketId, sourceTicketIds }, { store }) => {
       const target = editable(store, targetTicketId)
       const sources = sourceTicketIds.map((id) => {
@@ -503,7 +496,6 @@ const tools = [
     outputSchema: listOutput(Agent),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'agents'],
-    examples: [{ description: 'Online tier-2 agents', input: { team: 'tier2', status: 'online' } }],
     handler: async ({ team, status }, { store }) => {
       const agents = store.agents.filter((a) => (!team || a.team === team) && (!status || a.status === status))
       return { items: agents.map((a) => agentView(store, a)), total: agents.length }
@@ -554,7 +546,6 @@ const tools = [
     outputSchema: Ticket,
     annotations: ANNOTATIONS.action,
     tags: ['write', 'macros'],
-    examples: [{ description: 'Ask the customer for their order number', input: { ticketId: 'tkt_058', macroId: 'mac_01' } }],
     handler: async ({ ticketId, macroId }, { store }) => {
       const ticket = editable(store, ticketId)
       const { actions } = getOrThrow(store.macros, macroId, 'Macro')
@@ -578,7 +569,6 @@ const tools = [
     outputSchema: TicketSummary,
     annotations: ANNOTATIONS.update,
     tags: ['write', 'csat'],
-    examples: [{ description: 'A happy customer', input: { ticketId: 'tkt_011', score: 5, comment: 'Fast and friendly' } }],
     handler: async ({ ticketId, score, comment = null }, { store }) => {
       const ticket = getOrThrow(store.tickets, ticketId, 'Ticket')
       if (!RESOLVED.includes(ticket.status)) throw new ToolError('CONFLICT', `Ticket ${ticketId} is ${ticket.status}; only solved or closed tickets can be rated`)
@@ -654,7 +644,6 @@ const tools = [
     }),
     annotations: ANNOTATIONS.update,
     tags: ['write', 'bulk'],
-    examples: [{ description: 'Put two tickets on hold', input: { ticketIds: ['tkt_056', 'tkt_057'], set: { status: 'on_hold', addTags: ['waiting-on-vendor'] } } }],
     handler: async ({ ticketIds, set }, { store }) => {
       if (set.assigneeId) getOrThrow(store.agents, set.assigneeId, 'Agent')
       const updated = []
@@ -717,7 +706,6 @@ const tools = [
     ),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'sla'],
-    examples: [{ description: 'All breaches including resolved tickets', input: { includeResolved: true, limit: 10 } }],
     handler: async ({ priority, includeResolved = false, limit = 20 }, { store }) => {
       const now = Date.parse(BASE_DATE)
       const breaches = store.tickets

@@ -213,7 +213,6 @@ const tools = [
     outputSchema: listOutput(record({ ...summaryProps, matchedFields: { type: 'array', items: { type: 'string', enum: ['name', 'email', 'phone', 'city', 'tags'] }, minItems: 1 } })),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'search'],
-    examples: [{ description: 'Users located in Berlin', input: { query: 'berlin' } }],
     handler: async ({ query, tenantId, limit = 10 }, { store }) => {
       const hits = []
       for (const user of store.users) {
@@ -286,7 +285,6 @@ const tools = [
     outputSchema: User,
     annotations: ANNOTATIONS.update,
     tags: ['write'],
-    examples: [{ description: 'Move a user to a new city and plan', input: { userId: 'usr_002', plan: 'pro', address: { line1: '88 Harbor Way', city: 'Seattle', region: 'WA', postalCode: '98101', country: 'US' } } }],
     handler: async ({ userId, ...patch }, ctx) => {
       const user = getOrThrow(ctx.store.users, userId, 'User')
       if (!Object.keys(patch).length) throw new ToolError('INVALID_INPUT', 'Nothing to update: pass at least one field besides userId')
@@ -357,7 +355,6 @@ const tools = [
     outputSchema: UserSummary,
     annotations: ANNOTATIONS.update,
     tags: ['write'],
-    examples: [{ description: 'Reactivate a suspended user', input: { userId: 'usr_007' } }],
     handler: async ({ userId }, ctx) => {
       const user = getOrThrow(ctx.store.users, userId, 'User')
       if (user.status !== 'suspended') throw new ToolError('CONFLICT', `User ${userId} is ${user.status}, not suspended`, { status: user.status })
@@ -401,7 +398,6 @@ const tools = [
     outputSchema: record({ user: UserSummary, previousRole: role }),
     annotations: ANNOTATIONS.update,
     tags: ['write', 'permissions'],
-    examples: [{ description: 'Make a member a viewer', input: { userId: 'usr_002', role: 'viewer' } }],
     handler: async ({ userId, role }, ctx) => {
       const user = getOrThrow(ctx.store.users, userId, 'User')
       const previousRole = user.role
@@ -486,7 +482,6 @@ const tools = [
     outputSchema: record({ format: { type: 'string', enum: ['csv', 'jsonl'] }, rowCount: { type: 'integer', minimum: 0 }, content: { type: 'string' }, generatedAt: dateTime }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'export'],
-    examples: [{ description: 'Emails of suspended Acme users as CSV', input: { tenantId: 't_acme', status: 'suspended', fields: ['id', 'email'] } }],
     handler: async ({ tenantId, status, role, format = 'csv', fields = ['id', 'name', 'email', 'role', 'status'] }, { store }) => {
       const rows = store.users
         .filter((u) => (!tenantId || u.tenantId === tenantId) && (!status || u.status === status) && (!role || u.role === role))
@@ -513,7 +508,6 @@ const tools = [
     outputSchema: record({ team: Team, members: { type: 'array', items: UserSummary } }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'teams'],
-    examples: [{ description: 'The Acme engineering team', input: { teamId: 'team_01' } }],
     handler: async ({ teamId }, { store }) => {
       const team = getOrThrow(store.teams, teamId, 'Team')
       const members = team.memberIds.map((id) => store.users.find((u) => u.id === id)).filter(Boolean).map(summary)
@@ -538,7 +532,6 @@ const tools = [
     outputSchema: Team,
     annotations: ANNOTATIONS.create,
     tags: ['write', 'teams'],
-    examples: [{ description: 'A small design team', input: { tenantId: 't_acme', name: 'Design', memberIds: ['usr_002', 'usr_004'] } }],
     handler: async ({ tenantId, name, description = '', memberIds = [] }, ctx) => {
       const { store } = ctx
       if (store.teams.some((t) => t.tenantId === tenantId && t.name.toLowerCase() === name.toLowerCase())) throw new ToolError('CONFLICT', `Team "${name}" already exists in ${tenantId}`)
@@ -618,7 +611,6 @@ const tools = [
     outputSchema: Preferences,
     annotations: ANNOTATIONS.update,
     tags: ['write', 'preferences'],
-    examples: [{ description: 'Dark theme and a weekly digest', input: { userId: 'usr_003', theme: 'dark', notifications: { digest: 'weekly' } } }],
     handler: async ({ userId, notifications, ...rest }, { store }) => {
       getOrThrow(store.users, userId, 'User')
       if (!notifications && !Object.keys(rest).length) throw new ToolError('INVALID_INPUT', 'Nothing to update: pass at least one preference')
@@ -646,7 +638,6 @@ const tools = [
     outputSchema: listOutput(AuditEntry),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'pagination', 'audit'],
-    examples: [{ description: 'Suspensions during 2025', input: { action: 'user.suspended', since: '2025-01-01T00:00:00Z' } }],
     handler: async ({ userId, action, since, until, limit, cursor }, { store }) => {
       const entries = store.auditLog
         .filter((e) => (!userId || e.actorId === userId || e.targetId === userId) && (!action || e.action === action) && (!since || Date.parse(e.at) >= Date.parse(since)) && (!until || Date.parse(e.at) <= Date.parse(until)))
