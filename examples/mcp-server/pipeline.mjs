@@ -12,16 +12,25 @@ import { ToolError } from './errors.mjs'
 const Ajv = AjvModule.default ?? AjvModule
 const addFormats = addFormatsModule.default ?? addFormatsModule
 
-/** Fields whose values are personal data, by key, and how they are masked. */
+/**
+ * Fields whose values are personal data, by key, and how they are masked. Masked values keep their
+ * type and format (an email is still an email, an address still an address object, a birth date
+ * still a date), so results still match the tools' output schemas.
+ */
+const maskAddress = (v) =>
+  v !== null && typeof v === 'object' && !Array.isArray(v)
+    ? { ...v, line1: '[redacted]', ...(v.line2 !== undefined ? { line2: '[redacted]' } : {}), ...(typeof v.postalCode === 'string' ? { postalCode: `${v.postalCode.slice(0, 2)}***` } : {}) }
+    : '[redacted address]'
 const PII = {
   email: (v) => (typeof v === 'string' && v.includes('@') ? `${v[0]}***@${v.split('@').pop()}` : '[redacted]'),
   requesterEmail: (v) => PII.email(v),
   customerEmail: (v) => PII.email(v),
   phone: (v) => (typeof v === 'string' ? `***-***-${v.replace(/\D/g, '').slice(-4)}` : '[redacted]'),
-  address: () => '[redacted address]',
-  shippingAddress: () => '[redacted address]',
-  billingAddress: () => '[redacted address]',
-  dateOfBirth: () => '[redacted]',
+  address: maskAddress,
+  shippingAddress: maskAddress,
+  billingAddress: maskAddress,
+  // the year stays (age bands), the day does not
+  dateOfBirth: (v) => (typeof v === 'string' && /^\d{4}-/.test(v) ? `${v.slice(0, 4)}-01-01` : null),
   cardNumber: (v) => (typeof v === 'string' ? `**** ${v.slice(-4)}` : '[redacted]'),
 }
 

@@ -11,7 +11,7 @@ import users from './users.mjs'
 
 export const apps = [users, billing, orders, support, analytics, inventory]
 
-/** Every tool of every app, in app order. */
+/** Every tool of every app, in app order, each with its app's `appId`. */
 export function allTools() {
-  return apps.flatMap((app) => app.tools)
+  return apps.flatMap((app) => app.tools.map((tool) => ({ appId: app.appId, ...tool })))
 }
