@@ -132,7 +132,7 @@ const Quote = record({
 // --- helpers --------------------------------------------------------------------------------
 
 const unitCount = (order) => sum(order.items.map((i) => i.quantity))
-const summary = (o) => ({ id: o.id, tenantId: o.tenantId, userId: o.userId, customerEmail: o.customerEmail, status: o.status, itemCount: String(unitCount(o)), total: clone(o.total), createdAt: o.createdAt })
+const summary = (o) => ({ id: o.id, tenantId: o.tenantId, userId: o.userId, customerEmail: o.customerEmail, status: o.status, itemCount: unitCount(o), total: clone(o.total), createdAt: o.createdAt })
 const withQuantity = (items) => items.map(({ productId, quantity = 1 }) => ({ productId, quantity }))
 
 function assertStatus(order, allowed, action) {
