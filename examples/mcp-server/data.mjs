@@ -683,14 +683,17 @@ function generateEvents(rng, store) {
       }
     }
   }
+  // Shopping journeys carry a sessionId so funnels can count sessions as well as users.
+  let sessions = 0
   const byId = new Map(store.users.map((u) => [u.id, u]))
   for (const order of store.orders) {
     const user = byId.get(order.userId)
     const at = Date.parse(order.createdAt)
-    push(user, 'product_viewed', at - int(rng, 30, 120) * MINUTE, { productId: order.items[0].productId })
-    push(user, 'cart_add', at - int(rng, 10, 29) * MINUTE, { productId: order.items[0].productId, quantity: order.items[0].quantity })
-    push(user, 'checkout_started', at - int(rng, 2, 9) * MINUTE, { items: order.items.length })
-    push(user, 'order_placed', at, { orderId: order.id, total: order.total.amount, currency: 'USD' })
+    const sessionId = `ses_${pad(++sessions, 4)}`
+    push(user, 'product_viewed', at - int(rng, 30, 120) * MINUTE, { sessionId, productId: order.items[0].productId })
+    push(user, 'cart_add', at - int(rng, 10, 29) * MINUTE, { sessionId, productId: order.items[0].productId, quantity: order.items[0].quantity })
+    push(user, 'checkout_started', at - int(rng, 2, 9) * MINUTE, { sessionId, items: order.items.length })
+    push(user, 'order_placed', at, { sessionId, orderId: order.id, total: order.total.amount, currency: 'USD' })
   }
   const sellable = store.products.filter((p) => p.status === 'active')
   for (let n = 0; n < 160; n++) {
@@ -698,9 +701,12 @@ function generateEvents(rng, store) {
     const at = Math.max(Date.parse(user.createdAt), Date.UTC(2025, 0, 1)) + Math.floor(rng() * 300 * DAY)
     if (at >= BASE) continue
     const product = pick(rng, sellable)
-    push(user, 'product_viewed', at, { productId: product.id })
-    if (rng() < 0.35) push(user, 'cart_add', at + int(rng, 1, 15) * MINUTE, { productId: product.id, quantity: 1 })
-    if (rng() < 0.12) push(user, 'checkout_started', at + int(rng, 16, 30) * MINUTE, { items: 1 })
+    const sessionId = `ses_${pad(++sessions, 4)}`
+    push(user, 'product_viewed', at, { sessionId, productId: product.id })
+    if (rng() < 0.35) {
+      push(user, 'cart_add', at + int(rng, 1, 15) * MINUTE, { sessionId, productId: product.id, quantity: 1 })
+      if (rng() < 0.35) push(user, 'checkout_started', at + int(rng, 16, 30) * MINUTE, { sessionId, items: 1 })
+    }
   }
   events.sort((a, b) => a.occurredAt.localeCompare(b.occurredAt) || a.userId.localeCompare(b.userId))
   return events.map((e, i) => ({ id: `evt_${pad(i + 1, 5)}`, ...e }))

@@ -376,11 +376,12 @@ const tools = [
   {
     name: 'analytics:funnel',
     title: 'Conversion funnel',
-    description: 'Count distinct users who completed each event step in order (each step after the previous one) within a period. Returns per-step users and conversion ratios.',
+    description: 'Count the shopping sessions (default) or distinct users that completed each event step in order, each step after the previous one, within a period. Returns per-step counts and conversion ratios.',
     inputSchema: {
       type: 'object',
       properties: {
         steps: { type: 'array', items: { type: 'string', enum: EVENT_NAMES }, minItems: 2, maxItems: 6, default: ['product_viewed', 'cart_add', 'checkout_started', 'order_placed'] },
+        unit: { type: 'string', enum: ['sessions', 'users'], default: 'sessions', description: 'Count journeys by the events\' sessionId property, or by user.' },
         period: period('last_365_days'),
         tenantId,
       },
@@ -388,22 +389,24 @@ const tools = [
     },
     outputSchema: record({
       period: PeriodOut,
-      steps: { type: 'array', minItems: 2, items: record({ event: { type: 'string', enum: EVENT_NAMES }, users: { type: 'integer', minimum: 0 }, conversionFromPrevious: ratio, conversionFromStart: ratio }) },
+      unit: { type: 'string', enum: ['sessions', 'users'] },
+      steps: { type: 'array', minItems: 2, items: record({ event: { type: 'string', enum: EVENT_NAMES }, count: { type: 'integer', minimum: 0 }, conversionFromPrevious: ratio, conversionFromStart: ratio }) },
       overallConversion: ratio,
     }),
     annotations: ANNOTATIONS.read,
     tags: ['read', 'events', 'aggregate'],
     examples: [{ description: 'Checkout funnel for 2025', input: { steps: ['product_viewed', 'cart_add', 'checkout_started', 'order_placed'], period: { from: '2025-01-01', to: '2025-12-31' } } }],
-    handler: async ({ steps = ['product_viewed', 'cart_add', 'checkout_started', 'order_placed'], period: periodInput, tenantId }, { store }) => {
+    handler: async ({ steps = ['product_viewed', 'cart_add', 'checkout_started', 'order_placed'], unit = 'sessions', period: periodInput, tenantId }, { store }) => {
       const p = resolvePeriod(periodInput, 'last_365_days')
-      const byUser = new Map()
+      const journeys = new Map()
       for (const e of store.events) {
         if (!p.has(e.occurredAt) || (tenantId && e.tenantId !== tenantId)) continue
-        if (!byUser.has(e.userId)) byUser.set(e.userId, [])
-        byUser.get(e.userId).push(e)
+        const key = unit === 'users' ? e.userId : (e.properties.sessionId ?? `user:${e.userId}`)
+        if (!journeys.has(key)) journeys.set(key, [])
+        journeys.get(key).push(e)
       }
       const reached = steps.map(() => 0)
-      for (const events of byUser.values()) {
+      for (const events of journeys.values()) {
         let after = ''
         for (let i = 0; i < steps.length; i++) {
           const hit = events.find((e) => e.name === steps[i] && e.occurredAt >= after)
@@ -415,7 +418,8 @@ const tools = [
       const ratioOf = (a, b) => (b ? round(a / b, 4) : 0)
       return {
         period: p.out,
-        steps: steps.map((event, i) => ({ event, users: reached[i], conversionFromPrevious: i ? ratioOf(reached[i], reached[i - 1]) : 1, conversionFromStart: ratioOf(reached[i], reached[0]) })),
+        unit,
+        steps: steps.map((event, i) => ({ event, count: reached[i], conversionFromPrevious: i ? ratioOf(reached[i], reached[i - 1]) : 1, conversionFromStart: ratioOf(reached[i], reached[0]) })),
         overallConversion: ratioOf(reached.at(-1), reached[0]),
       }
     },

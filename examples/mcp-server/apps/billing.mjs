@@ -379,7 +379,7 @@ const tools = [
     outputSchema: Payment,
     annotations: ANNOTATIONS.read,
     tags: ['read', 'payments'],
-    handler: async ({ paymentId }, { store }) => clone(store.payments.find((p) => p.id === paymentId)),
+    handler: async ({ paymentId }, { store }) => clone(getOrThrow(store.payments, paymentId, 'Payment')),
   },
   {
     name: 'billing:refundPayment',

@@ -1,14 +1,7 @@
 /** Types for the example MCP server's tool set (apps/index.mjs). */
+import type { ToolDefinition as CodeCallToolDefinition } from '../../../index.js'
 
 export type JsonSchema = Record<string, unknown>
-
-export interface ToolAnnotations {
-  title?: string
-  readOnlyHint?: boolean
-  destructiveHint?: boolean
-  idempotentHint?: boolean
-  openWorldHint?: boolean
-}
 
 export interface ToolExample {
   description: string
@@ -23,17 +16,11 @@ export interface ToolContext {
   userId?: string
 }
 
-export interface ToolDefinition {
-  name: string
-  title?: string
+/** A CodeCall tool definition (see the package's `ToolDefinition`) plus the host's handler. */
+export interface ToolDefinition extends CodeCallToolDefinition {
   description: string
   inputSchema: JsonSchema
-  outputSchema?: JsonSchema
-  annotations?: ToolAnnotations
-  tags?: string[]
   examples?: ToolExample[]
-  codecall?: { visibleInListTools?: boolean; enabledInCodeCall?: boolean }
-  internal?: boolean
   handler: (input: Record<string, unknown>, ctx: ToolContext) => Promise<Record<string, unknown>>
 }
 
