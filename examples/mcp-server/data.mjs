@@ -49,7 +49,7 @@ const sample = (rng, list, count) => {
 
 export const iso = (ms) => new Date(ms).toISOString()
 export const isoDate = (ms) => iso(ms).slice(0, 10)
-export const pad = (n, width) => String(n).padStart(width, '0')
+const pad = (n, width) => String(n).padStart(width, '0')
 export const sum = (values) => values.reduce((a, b) => a + b, 0)
 export const money = (amount, currency = 'USD') => ({ amount: Math.round(amount), currency })
 
@@ -214,7 +214,7 @@ const COUPONS = [
   { code: 'LEGACY50', percentOff: 50, amountOff: null, duration: 'once', durationInMonths: null, maxRedemptions: null, expiresAt: null, active: false },
 ]
 
-export const STATUS_COMPONENTS = [
+const STATUS_COMPONENTS = [
   { id: 'api', name: 'Public API', status: 'operational' },
   { id: 'dashboard', name: 'Web dashboard', status: 'operational' },
   { id: 'checkout', name: 'Checkout & payments', status: 'operational' },
@@ -819,13 +819,6 @@ export function paginateOffset(list, { limit = 20, offset = 0 } = {}) {
 export function matches(query, ...values) {
   const q = query.trim().toLowerCase()
   return values.some((v) => v != null && String(v).toLowerCase().includes(q))
-}
-
-export function applyPatch(target, patch) {
-  const keys = Object.keys(patch)
-  if (!keys.length) throw new ToolError('INVALID_INPUT', 'Nothing to update: pass at least one field')
-  for (const key of keys) target[key] = clone(patch[key])
-  return target
 }
 
 // --- pricing, coupons, refunds (shared by orders and billing) -----------------------------------
