@@ -410,19 +410,20 @@ function generateCommerce(rng, store) {
       if (['delivered', 'refunded'].includes(status)) order.deliveredAt = iso(deliveredAt)
       const refundAt = status === 'refunded' ? deliveredAt + timings[3] : status === 'cancelled_paid' ? paidAt + 2 * HOUR : null
       if (refundAt) {
-        refunds.push({ _payment: payment, _order: order, userId: user.id, amount: money(payment.amount.amount), reason: 'requested_by_customer', status: 'succeeded', note: null, createdAt: iso(refundAt) })
+        refunds.push({ _payment: payment, _order: order, userId: user.id, amount: money(payment.amount.amount), reason: status === 'refunded' ? 'requested_by_customer' : 'order_cancelled', status: 'succeeded', note: null, createdAt: iso(refundAt) })
         payment.amountRefunded = money(payment.amount.amount)
         payment.status = 'refunded'
       } else if (status === 'delivered' && rng() < 0.08) {
         const partial = order.items[0].unitPrice.amount
-        refunds.push({ _payment: payment, _order: order, userId: user.id, amount: money(partial), reason: pick(rng, ['product_defective', 'requested_by_customer']), status: 'succeeded', note: `One ${order.items[0].name} returned`, createdAt: iso(deliveredAt + int(rng, 2, 8) * DAY) })
+        refunds.push({ _payment: payment, _order: order, userId: user.id, amount: money(partial), reason: pick(rng, ['product_defective', 'requested_by_customer']), status: 'succeeded', note: `One ${order.items[0].name} returned`, createdAt: iso(Math.min(deliveredAt + int(rng, 2, 8) * DAY, BASE - HOUR)) })
         payment.amountRefunded = money(partial)
         payment.status = 'partially_refunded'
       }
     }
     if (status.startsWith('cancelled')) {
-      order.cancelledAt = iso(created + int(rng, 1, 30) * HOUR)
-      order.cancelReason = pick(rng, ['customer_request', 'duplicate', 'payment_failed'])
+      const customerCancelled = created + int(rng, 1, 30) * HOUR
+      order.cancelledAt = iso(status === 'cancelled_paid' ? paidAt + 2 * HOUR : customerCancelled)
+      order.cancelReason = pick(rng, status === 'cancelled_paid' ? ['customer_request', 'duplicate'] : ['customer_request', 'duplicate', 'payment_failed'])
       if (status === 'cancelled_unpaid') {
         invoice.status = 'void'
         invoice.voidedAt = order.cancelledAt
