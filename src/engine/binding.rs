@@ -43,6 +43,9 @@ pub struct CodeCall {
 }
 
 type Fn1<'env, A, R> = Function<'env, A, R>;
+/// `invoke(host, name, inputJson, meta, finish)` of engine.js.
+type InvokeFn<'env> =
+  Function<'env, FnArgs<(Object<'env>, String, String, Object<'env>, Unknown<'env>)>, Unknown<'env>>;
 
 #[napi]
 impl CodeCall {
@@ -464,8 +467,7 @@ impl CodeCall {
         },
       )?
     };
-    let invoke: Fn1<FnArgs<(Object, String, String, Object, Unknown)>, Unknown> =
-      self.helper(env)?.get("invoke")?.ok_or_else(|| napi::Error::from_reason("invoke"))?;
+    let invoke: InvokeFn = self.helper(env)?.get("invoke")?.ok_or_else(|| napi::Error::from_reason("invoke"))?;
     invoke.call(FnArgs::from((host, tool, input_json, meta, finish.to_unknown())))
   }
 

@@ -481,7 +481,8 @@ fn input_object<'a>(input: &'a Value, name: &str) -> Result<&'a Map<String, Valu
 
 fn positive_int(v: &Value) -> Option<usize> {
   let n = v.as_f64()?;
-  (n.is_finite() && n >= 1.0 && n.fract() == 0.0).then(|| if n > usize::MAX as f64 { usize::MAX } else { n as usize })
+  // `as` saturates: huge counts become usize::MAX.
+  (n.is_finite() && n >= 1.0 && n.fract() == 0.0).then_some(n as usize)
 }
 
 fn string_list(v: Option<&Value>, name: &str) -> Result<Vec<String>, String> {

@@ -30,6 +30,9 @@ use crate::validator::{policy::PolicyOverrides, Language};
 
 const HOST_JS: &str = include_str!("host.js");
 
+/// Puts an adapter (the engine's) around the host of one execution.
+pub(crate) type WrapHost = dyn Fn(Arc<dyn Host>) -> Arc<dyn Host>;
+
 /// Globals the sandbox defines itself; host functions may not take their names.
 const SANDBOX_GLOBALS: &[&str] =
   &["callTool", "getTool", "codecallContext", "input", "console", "mcpLog", "mcpNotify", "__safe_parallel"];
@@ -420,7 +423,7 @@ impl Sandbox {
     host_object: Option<Object<'env>>,
     exec: ExecuteConfig,
     signal: Option<Object<'env>>,
-    wrap: Option<&dyn Fn(Arc<dyn Host>) -> Arc<dyn Host>>,
+    wrap: Option<&WrapHost>,
   ) -> napi::Result<Unknown<'env>> {
     self.next_id += 1;
     let id = format!("exec-{}-{}", self.instance, self.next_id);
