@@ -198,8 +198,14 @@ return { ids: list.items.map((u) => u.id), one, text }`,
     })
     cc.setTools(tools)
     const calls: { name: string; input: unknown }[] = []
-    expect(await cc.invoke({ tool: 'users:get', input: { id: 'u9' } }, host(calls))).toEqual({ status: 'ok', result: { id: 'u9' } })
+    const events: ExecuteEvent[] = []
+    expect(await cc.invoke({ tool: 'users:get', input: { id: 'u9' } }, host(calls, events))).toEqual({ status: 'ok', result: { id: 'u9' } })
     expect(calls).toEqual([{ name: 'users:get', input: { id: 'u9' } }])
+    expect(events.map((e) => e.type)).toEqual(['tool_call_start', 'tool_call_end'])
+    expect(events[1]).toMatchObject({ toolName: 'users:get', status: 'ok', input: { id: 'u9' }, callId: (events[0] as { callId: string }).callId })
+    events.length = 0
+    await cc.invoke({ tool: 'users:whoami', input: {} }, host([], events))
+    expect(events[1]).toMatchObject({ type: 'tool_call_end', status: 'error', error: { code: 'TOOL_EXECUTION_ERROR' } })
     expect(await cc.invoke({ tool: 'users:whoami', input: {} }, host())).toMatchObject({
       status: 'error',
       error: { code: 'TOOL_EXECUTION_ERROR', message: 'users:whoami failed', toolName: 'users:whoami', toolInput: {}, details: { reason: 'boom' } },

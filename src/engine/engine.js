@@ -59,18 +59,35 @@
       return Promise.resolve(value);
     },
     // codecall:invoke — one call into the host's pipeline; `finish(errorJson, valueJson)` (Rust)
-    // shapes the result JSON. The promise never rejects.
+    // shapes the result JSON. tool_call_start / tool_call_end go to `host.onEvent` as in execute.
+    // The promise never rejects.
     invoke(host, name, inputJson, meta, finish) {
+      const emit = (event) => {
+        if (typeof host.onEvent !== 'function') return;
+        try {
+          host.onEvent(event);
+        } catch (_) {
+          // A throwing onEvent never breaks the call.
+        }
+      };
+      const ids = { executionId: meta.executionId, callId: meta.callId, toolName: name };
+      const started = performance.now();
+      emit({ type: 'tool_call_start', ...ids, input: parse(inputJson) });
       return new Promise((resolve) => {
         let settled = false;
         const done = (errorJson, valueJson) => {
           if (settled) return;
           settled = true;
+          let result;
           try {
-            resolve(parse(finish(errorJson, valueJson)));
+            result = parse(finish(errorJson, valueJson));
           } catch (e) {
-            resolve({ status: 'error', error: { code: 'TOOL_EXECUTION_ERROR', message: String(e && e.message), toolName: name, toolInput: parse(inputJson) } });
+            result = { status: 'error', error: { code: 'TOOL_EXECUTION_ERROR', message: String(e && e.message), toolName: name, toolInput: parse(inputJson) } };
           }
+          const end = { type: 'tool_call_end', ...ids, input: parse(inputJson), status: result.status === 'ok' ? 'ok' : 'error', durationMs: performance.now() - started };
+          if (result.status !== 'ok') end.error = { code: result.error.code, message: result.error.message };
+          emit(end);
+          resolve(result);
         };
         const ok = (value) => {
           let json;
