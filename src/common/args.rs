@@ -2,7 +2,10 @@
 //! `ERR_INVALID_ARG` and whose message names the argument (`api.md` §1). Everything else a
 //! caller or script does comes back as a result, never as a throw.
 
-use napi::{bindgen_prelude::FromNapiValue, Env, Error, JsValue, Status, Unknown, ValueType};
+use napi::{
+  bindgen_prelude::{FromNapiValue, Object},
+  Env, Error, JsValue, Status, Unknown, ValueType,
+};
 
 use super::ErrorCode;
 
@@ -49,4 +52,27 @@ pub fn non_negative(value: Option<f64>, name: &str) -> Result<Option<u64>, Strin
     Some(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 => Ok(Some(v as u64)),
     Some(v) => Err(format!("{name} must be a non-negative integer (got {v})")),
   }
+}
+
+/// A property of an options object, `None` when absent, `undefined` or `null`.
+pub fn present<'a>(object: &Object<'a>, key: &str) -> napi::Result<Option<Unknown<'a>>> {
+  Ok(object.get::<Unknown>(key)?.filter(|v| !is_nullish(v)))
+}
+
+/// Reads a plain object argument (not an array).
+pub fn object_arg<'a>(env: &Env, value: &Unknown<'a>, name: &str) -> napi::Result<Object<'a>> {
+  if value.get_type()? != ValueType::Object || value.is_array()? {
+    return Err(invalid_arg(env, format!("{name} must be an object")));
+  }
+  Ok(Object::from_raw(env.raw(), value.raw()))
+}
+
+/// Reads an array argument's elements.
+pub fn array_arg<'a>(env: &Env, value: &Unknown<'a>, name: &str) -> napi::Result<Vec<Unknown<'a>>> {
+  if !value.is_array().unwrap_or(false) {
+    return Err(invalid_arg(env, format!("{name} must be an array")));
+  }
+  // SAFETY: `value` is a live handle of this call's scope and was just checked to be an array.
+  unsafe { Vec::<Unknown>::from_napi_value(env.raw(), value.raw()) }
+    .map_err(|e| invalid_arg(env, format!("{name}: {}", e.reason)))
 }

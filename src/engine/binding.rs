@@ -20,8 +20,9 @@ use super::host::EngineHost;
 use super::meta::{Meta, MetaNames};
 use super::registry::{Mode, ToolDef};
 use super::unwrap::unwrap_json;
-use crate::common::{args, ErrorCode};
-use crate::sandbox::binding::{read_host, Sandbox, SandboxOptions};
+use crate::common::args::{self, array_arg, object_arg, present};
+use crate::common::ErrorCode;
+use crate::sandbox::binding::{host_failure, json_of, read_host, Sandbox, SandboxOptions};
 use crate::sandbox::bridge::Host;
 use crate::sandbox::config::ExecuteConfig;
 use crate::search::IndexOptions;
@@ -272,10 +273,7 @@ impl CodeCall {
   }
 
   fn json_value(&self, env: &Env, value: Unknown, what: &str) -> napi::Result<Value> {
-    let to_json: Fn1<FnArgs<(Unknown, String)>, Option<String>> =
-      self.helper(env)?.get("toJson")?.ok_or_else(|| napi::Error::from_reason("toJson"))?;
-    let json = to_json.call(FnArgs::from((value, what.to_string())))?;
-    match json {
+    match json_of(env, value, what)? {
       None => Ok(Value::Null),
       Some(json) => serde_json::from_str(&json).map_err(|e| args::invalid_arg(env, format!("{what}: {e}"))),
     }
@@ -501,14 +499,7 @@ impl CodeCall {
 fn invoke_result(tool: &str, input_json: &str, error: Option<String>, value: Option<String>) -> String {
   let tool_input: Value = serde_json::from_str(input_json).unwrap_or(Value::Null);
   let failure = match error {
-    Some(e) => {
-      let v: Value = serde_json::from_str(&e).unwrap_or(Value::Null);
-      Err(crate::sandbox::bridge::HostFailure {
-        message: v.get("message").and_then(Value::as_str).unwrap_or("Host error").to_string(),
-        code: v.get("code").and_then(Value::as_str).map(str::to_string),
-        details_json: v.get("details").and_then(Value::as_str).map(str::to_string),
-      })
-    }
+    Some(e) => Err(host_failure(&e)),
     None => unwrap_json(value),
   };
   match failure {
@@ -532,17 +523,6 @@ fn invoke_result(tool: &str, input_json: &str, error: Option<String>, value: Opt
       json!({ "status": "error", "error": Value::Object(e) }).to_string()
     }
   }
-}
-
-fn present<'env>(o: &Object<'env>, key: &str) -> napi::Result<Option<Unknown<'env>>> {
-  Ok(o.get::<Unknown>(key)?.filter(|v| !args::is_nullish(v)))
-}
-
-fn object_arg<'env>(env: &Env, v: &Unknown<'env>, name: &str) -> napi::Result<Object<'env>> {
-  if v.get_type()? != ValueType::Object || v.is_array().unwrap_or(false) {
-    return Err(args::invalid_arg(env, format!("{name} must be an object")));
-  }
-  Ok(Object::from_raw(env.raw(), v.raw()))
 }
 
 fn function_arg<'env>(env: &Env, v: Unknown<'env>, name: &str) -> napi::Result<Unknown<'env>> {
@@ -577,15 +557,6 @@ fn positive(env: &Env, v: &Unknown, name: &str) -> napi::Result<usize> {
 }
 
 fn string_list(env: &Env, v: &Unknown, name: &str) -> napi::Result<Vec<String>> {
-  if !v.is_array().unwrap_or(false) {
-    return Err(args::invalid_arg(env, format!("{name} must be an array of strings")));
-  }
-  let list = Object::from_raw(env.raw(), v.raw());
-  let len = list.get_array_length()?;
-  let mut out = Vec::with_capacity(len as usize);
-  for i in 0..len {
-    let item: Unknown = list.get_element(i)?;
-    out.push(args::string_arg(env, &item, &format!("{name}[{i}]"))?);
-  }
-  Ok(out)
+  let items = array_arg(env, v, name)?;
+  items.iter().enumerate().map(|(i, item)| args::string_arg(env, item, &format!("{name}[{i}]"))).collect()
 }

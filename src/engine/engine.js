@@ -24,16 +24,6 @@
 
   return {
     parse,
-    // JSON of a caller's value; a value JSON cannot hold (a cycle, a BigInt) throws, naming `what`.
-    toJson(value, what) {
-      try {
-        return stringify(value);
-      } catch (e) {
-        const err = new TypeError(`${what} must be JSON-serializable: ${e && e.message}`);
-        err.code = 'ERR_INVALID_ARG';
-        throw err;
-      }
-    },
     // includeTools(tool): only `false` drops a tool (seed 000); a throw is the host's and propagates.
     include(fn, summaryJson) {
       return fn(parse(summaryJson)) !== false;

@@ -318,7 +318,7 @@ fn event_json(event: &Event) -> String {
 }
 
 /// Reads `{ message, code?, details? }` as the host side of `host.js` describes an error.
-fn host_failure(json: &str) -> HostFailure {
+pub(crate) fn host_failure(json: &str) -> HostFailure {
   let value: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
   HostFailure {
     message: value.get("message").and_then(|m| m.as_str()).unwrap_or("Host error").to_string(),
@@ -517,7 +517,7 @@ fn number_arg(env: &Env, value: &Unknown<'_>, name: &str) -> napi::Result<u64> {
 }
 
 /// `JSON.stringify(value)` in Node, as a caller-argument check.
-fn json_of(env: &Env, value: Unknown<'_>, name: &str) -> napi::Result<Option<String>> {
+pub(crate) fn json_of(env: &Env, value: Unknown<'_>, name: &str) -> napi::Result<Option<String>> {
   let json: Object = env.get_global()?.get_named_property("JSON")?;
   let stringify: Function<Unknown, Option<String>> = json.get_named_property("stringify")?;
   match stringify.call(value) {

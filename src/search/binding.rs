@@ -1,14 +1,14 @@
 //! `class ToolIndex` for JavaScript. Thin: argument checks and conversions; the index is plain Rust.
 
 use napi::{
-  bindgen_prelude::{FromNapiValue, JsObjectValue, Object},
+  bindgen_prelude::{JsObjectValue, Object},
   Env, Error, JsValue, Status, Unknown, ValueType,
 };
 use napi_derive::napi;
 use serde_json::{Map, Value};
 
 use super::{index::ToolIndex as Core, tool, IndexError, IndexOptions, SearchOptions, Tool};
-use crate::common::args;
+use crate::common::args::{self, array_arg, object_arg, present};
 
 /// Options of `new ToolIndex()`.
 #[napi(object)]
@@ -156,15 +156,6 @@ fn search_options(o: ToolSearchOptions) -> Result<SearchOptions, String> {
   })
 }
 
-fn array_arg<'a>(env: &Env, value: &Unknown<'a>, name: &str) -> napi::Result<Vec<Unknown<'a>>> {
-  if !value.is_array().unwrap_or(false) {
-    return Err(args::invalid_arg(env, format!("{name} must be an array")));
-  }
-  // SAFETY: `value` is a live handle of this call's scope and was just checked to be an array.
-  unsafe { Vec::<Unknown>::from_napi_value(env.raw(), value.raw()) }
-    .map_err(|e| args::invalid_arg(env, format!("{name}: {}", e.reason)))
-}
-
 /// Reads one `IndexedTool` (see `types.d.ts`). Only the parts search uses are read: from the input
 /// schema, its structure down to `tool::MAX_SCHEMA_DEPTH` (so any depth or size is accepted).
 fn read_tool(env: &Env, value: &Unknown, at: &str) -> napi::Result<Tool> {
@@ -248,19 +239,8 @@ fn schema_outline(env: &Env, value: &Unknown, depth: usize) -> napi::Result<Valu
 }
 
 /// A property that is neither missing, `undefined` nor `null`.
-fn present<'a>(object: &Object<'a>, key: &str) -> napi::Result<Option<Unknown<'a>>> {
-  Ok(object.get::<Unknown>(key)?.filter(|v| !args::is_nullish(v)))
-}
-
 fn optional_string(env: &Env, object: &Object, key: &str, at: &str) -> napi::Result<Option<String>> {
   present(object, key)?.map(|v| args::string_arg(env, &v, &format!("{at}.{key}"))).transpose()
-}
-
-fn object_arg<'a>(env: &Env, value: &Unknown<'a>, name: &str) -> napi::Result<Object<'a>> {
-  if value.get_type()? != ValueType::Object || value.is_array()? {
-    return Err(args::invalid_arg(env, format!("{name} must be an object")));
-  }
-  Ok(Object::from_raw(env.raw(), value.raw()))
 }
 
 fn engine_error(e: IndexError) -> Error {
