@@ -53,10 +53,7 @@ impl CodeCall {
   /// Throws `TypeError` (`ERR_INVALID_ARG`) for invalid options.
   #[napi(constructor, ts_args_type = "options?: CodeCallOptions")]
   pub fn new(env: Env, options: Option<Unknown>) -> napi::Result<Self> {
-    let helper_factory: Function<(), Unknown> = env.run_script(ENGINE_JS)?;
-    let helper: Unknown = helper_factory.call(())?;
     let mut refs = Object::new(&env)?;
-    refs.set("helper", helper)?;
 
     let mut o = EngineOptions::default();
     let mut vm = SandboxOptions::default();
@@ -138,6 +135,8 @@ impl CodeCall {
     o.timeout_ms = config.timeout_ms;
     let engine = Engine::new(o).map_err(|e| napi::Error::from_reason(e.to_string()))?;
     let sandbox = Sandbox::from_config(&env, config)?;
+    let helper_factory: Function<Unknown, Unknown> = env.run_script(ENGINE_JS)?;
+    refs.set("helper", helper_factory.call(sandbox.settle(&env)?)?)?;
     Ok(Self {
       engine,
       sandbox,

@@ -1,27 +1,9 @@
 // The engine's helpers on Node's main thread, compiled once per CodeCall. Rust hands them JSON
-// strings and the host's own functions; they never block on the host's promises.
-(function () {
+// strings and the host's own functions; they never block on the host's promises. `settle` is the
+// sandbox's (host.js): it runs a host function and reports its outcome once, as JSON.
+(function (settle) {
   'use strict';
   const parse = JSON.parse;
-  const stringify = JSON.stringify;
-  const apply = Reflect.apply;
-
-  function describe(e) {
-    let message = 'Host error';
-    let code;
-    let details;
-    try {
-      if (e !== null && typeof e === 'object') {
-        message = String(e.message);
-        if (typeof e.code === 'string') code = e.code;
-        if (e.details !== undefined) details = stringify(e.details);
-      } else {
-        message = String(e);
-      }
-    } catch (_) {}
-    return stringify({ message, code, details });
-  }
-
   return {
     parse,
     // includeTools(tool): only `false` drops a tool (seed 000); a throw is the host's and propagates.
@@ -64,10 +46,7 @@
       const started = performance.now();
       emit({ type: 'tool_call_start', ...ids, input: parse(inputJson) });
       return new Promise((resolve) => {
-        let settled = false;
-        const done = (errorJson, valueJson) => {
-          if (settled) return;
-          settled = true;
+        settle(host.callTool, host, [name, parse(inputJson), meta], (errorJson, valueJson) => {
           let result;
           try {
             result = parse(finish(errorJson, valueJson));
@@ -78,28 +57,7 @@
           if (result.status !== 'ok') end.error = { code: result.error.code, message: result.error.message };
           emit(end);
           resolve(result);
-        };
-        const ok = (value) => {
-          let json;
-          try {
-            json = stringify(value);
-          } catch (e) {
-            done(describe(e), undefined);
-            return;
-          }
-          done(undefined, json);
-        };
-        const fail = (e) => done(describe(e), undefined);
-        try {
-          const result = apply(host.callTool, host, [name, parse(inputJson), meta]);
-          if (result !== null && (typeof result === 'object' || typeof result === 'function') && typeof result.then === 'function') {
-            result.then(ok, fail);
-          } else {
-            ok(result);
-          }
-        } catch (e) {
-          fail(e);
-        }
+        });
       });
     },
   };

@@ -390,6 +390,15 @@ impl Sandbox {
     })
   }
 
+  /// host.js's `settle(fn, self, args, done)`: runs a host function and reports its outcome once,
+  /// as JSON (the engine's `invoke` calls the host through it).
+  pub(crate) fn settle<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+    let holder = self.create_dispatcher.get_value(env)?;
+    let create: Object =
+      holder.get("createDispatcher")?.ok_or_else(|| napi::Error::from_reason("dispatcher factory missing"))?;
+    create.get("settle")?.ok_or_else(|| napi::Error::from_reason("settle missing"))
+  }
+
   pub(crate) fn config(&self) -> &SandboxConfig {
     &self.config
   }

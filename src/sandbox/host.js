@@ -26,7 +26,9 @@
     return stringify({ message, code, details });
   }
 
-  function invoke(fn, self, args, token) {
+  // Runs a host function and reports exactly once, through `done(errorJson, valueJson)`, whatever
+  // it does: return a value or a promise, throw, reject. (The engine's invoke uses it too.)
+  function settle(fn, self, args, done) {
     let settled = false;
     const ok = (value) => {
       if (settled) return;
@@ -35,15 +37,15 @@
       try {
         json = stringify(value);
       } catch (e) {
-        reply(token, describe(e), undefined);
+        done(describe(e), undefined);
         return;
       }
-      reply(token, undefined, json);
+      done(undefined, json);
     };
     const fail = (e) => {
       if (settled) return;
       settled = true;
-      reply(token, describe(e), undefined);
+      done(describe(e), undefined);
     };
     try {
       const result = apply(fn, self, args);
@@ -57,7 +59,11 @@
     }
   }
 
-  return function createDispatcher(host, signal, abort) {
+  function invoke(fn, self, args, token) {
+    settle(fn, self, args, (errorJson, valueJson) => reply(token, errorJson, valueJson));
+  }
+
+  function createDispatcher(host, signal, abort) {
     let resolve;
     const promise = new Promise((r) => {
       resolve = r;
@@ -112,5 +118,8 @@
       }
     }
     return [promise, dispatch];
-  };
+  }
+
+  createDispatcher.settle = settle;
+  return createDispatcher;
 });
