@@ -298,8 +298,7 @@ impl CodeCall {
     reject.call(exception)
   }
 
-  fn resolved<'env>(&self, env: &'env Env, value: &Value) -> napi::Result<Unknown<'env>> {
-    let value = self.to_js(env, value)?;
+  fn resolved<'env>(&self, env: &'env Env, value: Unknown<'env>) -> napi::Result<Unknown<'env>> {
     let resolve: Fn1<Unknown, Unknown> =
       self.helper(env)?.get("resolve")?.ok_or_else(|| napi::Error::from_reason("resolve"))?;
     resolve.call(value)
@@ -445,7 +444,8 @@ impl CodeCall {
         "status": "error",
         "error": { "code": refusal.code.as_str(), "message": refusal.message, "toolName": tool, "toolInput": tool_input },
       });
-      return self.resolved(env, &out);
+      let out = self.to_js(env, &out)?;
+      return self.resolved(env, out);
     }
     self.next_invoke += 1;
     let id = format!("invoke-{}-{}", self.instance, self.next_invoke);
@@ -478,14 +478,12 @@ impl CodeCall {
     let name = args::string_arg(env, &name, "name")?;
     match self.engine.meta(&name) {
       Some(Meta::Search) => {
-        let input = self.json_value(env, input, "args")?;
-        let out = self.engine.search(&input).map_err(|m| args::invalid_arg(env, m))?;
-        self.resolved(env, &out)
+        let out = self.search(env, input)?;
+        self.resolved(env, out)
       }
       Some(Meta::Describe) => {
-        let input = self.json_value(env, input, "args")?;
-        let out = self.engine.describe(&input).map_err(|m| args::invalid_arg(env, m))?;
-        self.resolved(env, &out)
+        let out = self.describe(env, input)?;
+        self.resolved(env, out)
       }
       Some(Meta::Execute) => self.execute_inner(env, input, host),
       Some(Meta::Invoke) => self.invoke_inner(env, input, host),
