@@ -112,7 +112,12 @@ describe('CodeCall', () => {
       },
     })
     expect(() => throwing.setTools([{ name: 'a:y' }])).not.toThrow()
-    await Promise.all([cc.dispose(), throwing.dispose()])
+    // callbacks may read the engine they are called from
+    const seen: string[][] = []
+    const reading: CodeCall = new CodeCall({ onToolsChanged: () => seen.push(reading.listTools().map((t) => t.name)) })
+    reading.setTools([{ name: 'a:z', codecall: { visibleInListTools: true } }])
+    expect(seen).toEqual([['codecall:search', 'codecall:describe', 'codecall:execute', 'a:z']])
+    await Promise.all([cc.dispose(), throwing.dispose(), reading.dispose()])
   })
 
   it('unwraps CallToolResults for scripts and reports tool errors with the tool message', async () => {

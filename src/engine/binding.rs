@@ -6,6 +6,7 @@
 //! results `JSON.parse`d, so nothing the host passes is kept alive or mutated by the engine.
 //! Methods returning a promise never throw: bad arguments reject with the `TypeError`.
 
+use std::cell::{Cell, Ref, RefCell, RefMut};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -35,12 +36,15 @@ static INSTANCES: AtomicU64 = AtomicU64::new(0);
 /// The code-mode engine: a tool registry, the meta-tools and their dispatch (`api.md` §5).
 #[napi]
 pub struct CodeCall {
-  engine: Engine,
-  sandbox: Sandbox,
+  // Interior mutability, borrowed only briefly and never across a call into the host's JavaScript
+  // (`includeTools`, `filter`, `onToolsChanged`), so those callbacks may call this CodeCall back;
+  // napi-rs would refuse that re-entry while a `&self` method is running.
+  engine: RefCell<Engine>,
+  sandbox: RefCell<Sandbox>,
   /// `{ helper, includeTools?, filter?, onToolsChanged? }`.
   refs: ObjectRef<false>,
   instance: u64,
-  next_invoke: u64,
+  next_invoke: Cell<u64>,
 }
 
 type Fn1<'env, A, R> = Function<'env, A, R>;
@@ -138,58 +142,58 @@ impl CodeCall {
     let helper_factory: Function<Unknown, Unknown> = env.run_script(ENGINE_JS)?;
     refs.set("helper", helper_factory.call(sandbox.settle(&env)?)?)?;
     Ok(Self {
-      engine,
-      sandbox,
+      engine: RefCell::new(engine),
+      sandbox: RefCell::new(sandbox),
       refs: refs.create_ref()?,
       instance: INSTANCES.fetch_add(1, Ordering::Relaxed) + 1,
-      next_invoke: 0,
+      next_invoke: Cell::new(0),
     })
   }
 
   /// Replaces every tool. Calls `onToolsChanged` if `listTools()` or the index changed. Throws
   /// `TypeError` (`ERR_INVALID_ARG`) if a tool is malformed (then nothing changes).
   #[napi(ts_args_type = "tools: ToolDefinition[]")]
-  pub fn set_tools(&mut self, env: Env, tools: Unknown) -> napi::Result<()> {
+  pub fn set_tools(&self, env: Env, tools: Unknown) -> napi::Result<()> {
     let defs = self.read_tools(&env, &tools)?;
-    let changed = self.engine.set_tools(defs).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+    let changed = self.engine_mut()?.set_tools(defs).map_err(|e| napi::Error::from_reason(e.to_string()))?;
     self.tools_changed(&env, changed)
   }
 
   /// Adds tools or replaces them by name. Calls `onToolsChanged` if `listTools()` or the index
   /// changed. Throws `TypeError` (`ERR_INVALID_ARG`) if a tool is malformed (then nothing changes).
   #[napi(ts_args_type = "tools: ToolDefinition[]")]
-  pub fn upsert_tools(&mut self, env: Env, tools: Unknown) -> napi::Result<()> {
+  pub fn upsert_tools(&self, env: Env, tools: Unknown) -> napi::Result<()> {
     let defs = self.read_tools(&env, &tools)?;
-    let changed = self.engine.upsert_tools(defs).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+    let changed = self.engine_mut()?.upsert_tools(defs).map_err(|e| napi::Error::from_reason(e.to_string()))?;
     self.tools_changed(&env, changed)
   }
 
   /// Removes tools by name (unknown names are ignored). Calls `onToolsChanged` if `listTools()` or
   /// the index changed.
   #[napi(ts_args_type = "names: string[]")]
-  pub fn remove_tools(&mut self, env: Env, names: Unknown) -> napi::Result<()> {
+  pub fn remove_tools(&self, env: Env, names: Unknown) -> napi::Result<()> {
     let names = string_list(&env, &names, "names")?;
-    let changed = self.engine.remove_tools(&names);
+    let changed = self.engine_mut()?.remove_tools(&names);
     self.tools_changed(&env, changed)
   }
 
   /// What the server's `list_tools` answers: the meta-tools, then the tools the mode shows.
   #[napi(ts_return_type = "McpTool[]")]
   pub fn list_tools<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
-    self.to_js(env, &Value::Array(self.engine.list_tools()))
+    self.to_js(env, &Value::Array(self.engine()?.list_tools()))
   }
 
   /// The meta-tools alone (`invoke` only with `directCalls.enabled`).
   #[napi(ts_return_type = "McpTool[]")]
   pub fn meta_tools<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
-    self.to_js(env, &Value::Array(self.engine.meta_tools()))
+    self.to_js(env, &Value::Array(self.engine()?.meta_tools()))
   }
 
   /// `codecall:search`. Throws `TypeError` (`ERR_INVALID_ARG`) for malformed input.
   #[napi(ts_args_type = "input: CodeCallSearchInput", ts_return_type = "CodeCallSearchResult")]
-  pub fn search<'env>(&mut self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
+  pub fn search<'env>(&self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
     let input = self.json_value(env, input, "input")?;
-    let out = self.engine.search(&input).map_err(|m| args::invalid_arg(env, m))?;
+    let out = self.engine_mut()?.search(&input).map_err(|m| args::invalid_arg(env, m))?;
     self.to_js(env, &out)
   }
 
@@ -197,7 +201,7 @@ impl CodeCall {
   #[napi(ts_args_type = "input: CodeCallDescribeInput", ts_return_type = "CodeCallDescribeResult")]
   pub fn describe<'env>(&self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
     let input = self.json_value(env, input, "input")?;
-    let out = self.engine.describe(&input).map_err(|m| args::invalid_arg(env, m))?;
+    let out = self.engine()?.describe(&input).map_err(|m| args::invalid_arg(env, m))?;
     self.to_js(env, &out)
   }
 
@@ -206,7 +210,7 @@ impl CodeCall {
   /// `ExecuteResult`; rejects with `TypeError` (`ERR_INVALID_ARG`) for malformed input.
   #[napi(ts_args_type = "input: CodeCallExecuteInput, host: CodeCallHost", ts_return_type = "Promise<ExecuteResult>")]
   pub fn execute<'env>(
-    &mut self,
+    &self,
     env: &'env Env,
     input: Unknown<'env>,
     host: Option<Unknown<'env>>,
@@ -223,7 +227,7 @@ impl CodeCall {
     ts_return_type = "Promise<CodeCallInvokeResult>"
   )]
   pub fn invoke<'env>(
-    &mut self,
+    &self,
     env: &'env Env,
     input: Unknown<'env>,
     host: Option<Unknown<'env>>,
@@ -236,7 +240,7 @@ impl CodeCall {
   /// (`ERR_INVALID_ARG`) for a name that is not a meta-tool, or malformed arguments.
   #[napi(ts_args_type = "name: string, args: unknown, host: CodeCallHost", ts_return_type = "Promise<unknown>")]
   pub fn handle<'env>(
-    &mut self,
+    &self,
     env: &'env Env,
     name: Unknown<'env>,
     input: Unknown<'env>,
@@ -249,12 +253,28 @@ impl CodeCall {
   /// Ends running executions with `POOL_DISPOSED` and stops the engine's sandbox threads. Later
   /// executions resolve to `POOL_DISPOSED`.
   #[napi(ts_return_type = "Promise<void>")]
-  pub fn dispose<'env>(&mut self, env: &'env Env) -> napi::Result<Unknown<'env>> {
-    self.sandbox.dispose(env)
+  pub fn dispose<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+    self.sandbox_mut()?.dispose(env)
   }
 }
 
 impl CodeCall {
+  fn engine(&self) -> napi::Result<Ref<'_, Engine>> {
+    self.engine.try_borrow().map_err(|_| busy())
+  }
+
+  fn engine_mut(&self) -> napi::Result<RefMut<'_, Engine>> {
+    self.engine.try_borrow_mut().map_err(|_| busy())
+  }
+
+  fn sandbox(&self) -> napi::Result<Ref<'_, Sandbox>> {
+    self.sandbox.try_borrow().map_err(|_| busy())
+  }
+
+  fn sandbox_mut(&self) -> napi::Result<RefMut<'_, Sandbox>> {
+    self.sandbox.try_borrow_mut().map_err(|_| busy())
+  }
+
   fn helper<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
     let refs = self.refs.get_value(env)?;
     refs.get("helper")?.ok_or_else(|| napi::Error::from_reason("engine helper missing"))
@@ -315,6 +335,7 @@ impl CodeCall {
       Some(_) => self.helper(env)?.get("include")?,
       None => None,
     };
+    let reserved = self.engine()?.reserved().clone();
     let mut defs = Vec::with_capacity(len as usize);
     for i in 0..len {
       let at = format!("tools[{i}]");
@@ -323,7 +344,7 @@ impl CodeCall {
         return Err(args::invalid_arg(env, format!("{at} must be an object")));
       }
       let value = self.json_value(env, item, &at)?;
-      let mut def = ToolDef::from_json(value, &at, self.engine.reserved()).map_err(|m| args::invalid_arg(env, m))?;
+      let mut def = ToolDef::from_json(value, &at, &reserved).map_err(|m| args::invalid_arg(env, m))?;
       if let (Some(f), Some(include)) = (&include_fn, include) {
         def.included = f.call(FnArgs::from((include, def.summary().to_string())))?;
       }
@@ -345,12 +366,12 @@ impl CodeCall {
   }
 
   fn execute_inner<'env>(
-    &mut self,
+    &self,
     env: &'env Env,
     input: Unknown<'env>,
     host: Option<Unknown<'env>>,
   ) -> napi::Result<Unknown<'env>> {
-    let mut exec = ExecuteConfig::new(self.sandbox.config());
+    let mut exec = ExecuteConfig::new(self.sandbox()?.config());
     let host_object = read_host(env, host, &mut exec)?;
     let input = self.json_value(env, input, "input")?;
     let Value::Object(mut input) = input else {
@@ -393,13 +414,13 @@ impl CodeCall {
     }
     // The registry answers the sandbox's getTool: only indexed tools are callable.
     exec.host_get_tool = true;
-    let callable = self.engine.callable();
+    let callable = self.engine()?.callable();
     let wrap = move |inner: Arc<dyn Host>| -> Arc<dyn Host> { Arc::new(EngineHost::new(inner, callable.clone())) };
-    self.sandbox.launch(env, script, host_object, exec, None, Some(&wrap))
+    self.sandbox_mut()?.launch(env, script, host_object, exec, None, Some(&wrap))
   }
 
   fn invoke_inner<'env>(
-    &mut self,
+    &self,
     env: &'env Env,
     input: Unknown<'env>,
     host: Option<Unknown<'env>>,
@@ -426,7 +447,8 @@ impl CodeCall {
     let filter = self.callback(env, "filter")?;
     let allow_fn: Option<Fn1<FnArgs<(Unknown, String)>, bool>> = self.helper(env)?.get("allow")?;
     let mut filter_error = None;
-    let check = self.engine.check_invoke(&tool, |def| match (filter, &allow_fn) {
+    // A shared borrow: the filter may read this CodeCall (listTools, describe), not change it.
+    let check = self.engine()?.check_invoke(&tool, |def| match (filter, &allow_fn) {
       (Some(filter), Some(allow)) => match allow.call(FnArgs::from((filter, def.summary().to_string()))) {
         Ok(allowed) => allowed,
         Err(e) => {
@@ -447,8 +469,8 @@ impl CodeCall {
       let out = self.to_js(env, &out)?;
       return self.resolved(env, out);
     }
-    self.next_invoke += 1;
-    let id = format!("invoke-{}-{}", self.instance, self.next_invoke);
+    self.next_invoke.set(self.next_invoke.get() + 1);
+    let id = format!("invoke-{}-{}", self.instance, self.next_invoke.get());
     let mut meta = Object::new(env)?;
     meta.set("callId", id.as_str())?;
     meta.set("executionId", id.as_str())?;
@@ -469,14 +491,15 @@ impl CodeCall {
   }
 
   fn handle_inner<'env>(
-    &mut self,
+    &self,
     env: &'env Env,
     name: Unknown<'env>,
     input: Unknown<'env>,
     host: Option<Unknown<'env>>,
   ) -> napi::Result<Unknown<'env>> {
     let name = args::string_arg(env, &name, "name")?;
-    match self.engine.meta(&name) {
+    let meta = self.engine()?.meta(&name);
+    match meta {
       Some(Meta::Search) => {
         let out = self.search(env, input)?;
         self.resolved(env, out)
@@ -490,6 +513,12 @@ impl CodeCall {
       None => Err(args::invalid_arg(env, format!("name '{name}' is not one of this CodeCall's meta-tools"))),
     }
   }
+}
+
+/// A callback tried to change this CodeCall while it was being changed (e.g. `setTools` from
+/// inside `includeTools`).
+fn busy() -> napi::Error {
+  napi::Error::from_reason("CodeCall is busy: a callback cannot change it while it is being changed")
 }
 
 /// The JSON of an invoke's result from the host's answer (`errorJson` as host.js describes errors).
