@@ -41,13 +41,15 @@ export function createExampleServer(options = {}) {
     directCalls: { enabled: options.directCalls ?? true },
     vm: { preset: options.preset ?? 'secure' },
     onToolsChanged: () => {
+      listed = names(codecall.listTools())
       for (const server of sessions) server.sendToolListChanged().catch(() => {})
     },
   })
+  const names = (list) => new Set(list.map((t) => t.name))
+  /** What `tools/call` may name: the meta-tools (fixed), and the listed tools (kept by onToolsChanged). */
+  const metaNames = names(codecall.metaTools())
+  let listed = new Set()
   codecall.setTools(tools)
-
-  const listed = () => new Set(codecall.listTools().map((t) => t.name))
-  const metaNames = () => new Set(codecall.metaTools().map((t) => t.name))
 
   /** The CodeCall host for one MCP request: the pipeline, and events as MCP notifications. */
   function hostFor(extra) {
@@ -100,7 +102,7 @@ export function createExampleServer(options = {}) {
   }
 
   async function callTool(name, args, extra) {
-    if (metaNames().has(name)) {
+    if (metaNames.has(name)) {
       let result
       const host = hostFor(extra)
       try {
@@ -113,7 +115,7 @@ export function createExampleServer(options = {}) {
       const failed = result?.status !== undefined && result.status !== 'ok'
       return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result, isError: failed }
     }
-    if (listed().has(name)) return pipeline.callTool(name, args, { via: 'direct' })
+    if (listed.has(name)) return pipeline.callTool(name, args, { via: 'direct' })
     throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
   }
 
