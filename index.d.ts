@@ -414,6 +414,14 @@ export declare class Sandbox {
    * reject. Throws `TypeError` (`ERR_INVALID_ARG`) for invalid arguments.
    */
   execute(script: string, host?: ExecuteHost, options?: ExecuteOptions): Promise<ExecuteResult>
+  /**
+   * What this sandbox could not do as configured, e.g. run without a seccomp filter or fall back
+   * from `'process'` to `'thread'` isolation. Each warning is also sent once to the next
+   * execution's `onEvent`, as a `log` event with `level: 'warning'`.
+   */
+  get warnings(): Array<string>
+  /** Where scripts of this sandbox run: `'process'` or `'thread'` (after any fallback). */
+  get isolation(): 'thread' | 'process'
   /** Ends every queued and running execution with `POOL_DISPOSED` and stops the worker threads. */
   dispose(): Promise<void>
 }
@@ -517,12 +525,14 @@ export interface SandboxOptions {
    */
   disabledGlobals?: Array<string>
   /**
-   * Where scripts run. `'process'` is not available yet and runs as `'thread'`.
-   * @default 'thread'
+   * Where scripts run: `'process'` runs them in worker processes (an engine crash or a runaway
+   * builtin never touches this process; seccomp on Linux), `'thread'` in this process (fastest,
+   * for trusted code).
+   * @default 'process' on Linux and macOS, 'thread' elsewhere
    */
   isolation?: 'thread' | 'process'
   /**
-   * Worker threads.
+   * Worker processes (`'process'`) or threads (`'thread'`).
    * @default the number of CPU cores
    */
   poolSize?: number

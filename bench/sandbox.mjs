@@ -1,5 +1,6 @@
-// One run, same workloads, side by side: @codecall/native's Sandbox vs node:vm, vm2, isolated-vm,
-// quickjs-emscripten (asyncify build) and `run`. Prints Markdown tables of medians and ratios.
+// One run, same workloads, side by side: @codecall/native's Sandbox (worker processes, the default
+// on Linux and macOS, and threads) vs node:vm, vm2, isolated-vm, quickjs-emscripten (asyncify build)
+// and `run`. Prints Markdown tables of medians and ratios.
 //
 //   node --expose-gc bench/sandbox.mjs            # everything (a few minutes)
 //   node --expose-gc bench/sandbox.mjs A B        # some workloads
@@ -12,8 +13,11 @@
 //   B  1000 sequential `await callTool` in one execution: µs per call
 //   C  200 concurrent executions × 10 calls to a host tool that takes 2 ms: wall time (ideal 20 ms)
 //   D  a CPU-bound script: median ms
-//   E  memory per execution parked awaiting the host (RSS delta / N, measured in a child process)
+//   E  memory per execution parked awaiting the host (RSS delta / N, measured in a child process;
+//      for process isolation the workers' RSS is counted too)
+//   W  worker processes: start time (new sandbox to first result, and spawn to ready) and RSS
 import { spawnSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import vm from 'node:vm'
@@ -29,11 +33,15 @@ const now = () => Number(process.hrtime.bigint()) / 1e6 // ms
 
 // ---- engines: each runs `script` (an async function body that may call `callTool(name, input)`)
 
-function nativeEngine() {
+const NATIVE = '@codecall/native'
+const NATIVE_THREAD = '@codecall/native (thread)'
+
+function nativeEngine(isolation = 'process') {
   const { Sandbox } = require('..')
-  const sandbox = new Sandbox({ preset: 'experimental', maxIterations: 1e9, maxToolCalls: 1e6, timeoutMs: 60_000, maxQueue: 100_000 })
+  const sandbox = new Sandbox({ preset: 'experimental', maxIterations: 1e9, maxToolCalls: 1e6, timeoutMs: 60_000, maxQueue: 100_000, isolation })
+  if (sandbox.isolation !== isolation) throw new Error(`runs in ${sandbox.isolation}: ${sandbox.warnings.join('; ')}`)
   return {
-    name: '@codecall/native',
+    name: isolation === 'process' ? NATIVE : NATIVE_THREAD,
     async run(script, callTool) {
       const r = await sandbox.execute(script, { callTool })
       if (r.status !== 'ok') throw new Error(`native: ${JSON.stringify(r.error)}`)
@@ -143,7 +151,8 @@ async function runEngine() {
 }
 
 const factories = {
-  '@codecall/native': nativeEngine,
+  [NATIVE]: () => nativeEngine('process'),
+  [NATIVE_THREAD]: () => nativeEngine('thread'),
   'node:vm': nodeVmEngine,
   vm2: vm2Engine,
   'isolated-vm': isolatedVmEngine,
@@ -227,13 +236,17 @@ async function parkedChild(name, n) {
     })
   globalThis.gc?.()
   await new Promise((r) => setTimeout(r, 200))
-  const before = process.memoryUsage().rss
+  // Start the workers first: their start-up memory is not what a parked execution costs.
+  await engine.run('return 1', wait)
+  await Promise.all(Array.from({ length: 8 }, () => engine.run('return 1', wait)))
+  await new Promise((r) => setTimeout(r, 200))
+  const before = process.memoryUsage().rss + workersRss()
   const runs = Array.from({ length: n }, () => engine.run("const r = await callTool('wait', {}); return r", wait).catch((e) => e))
   const deadline = Date.now() + 120_000
   while (arrived < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
   globalThis.gc?.()
   await new Promise((r) => setTimeout(r, 200))
-  const after = process.memoryUsage().rss
+  const after = process.memoryUsage().rss + workersRss()
   const perExecution = (after - before) / n
   for (const resolve of held) resolve(1)
   await Promise.all(runs)
@@ -258,11 +271,60 @@ function workloadE(name, n) {
   }
 }
 
+/** Resident memory of this process's worker processes, in bytes. */
+function workerPids() {
+  const pids = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const close = stat.lastIndexOf(')')
+      const [state, ppid] = stat.slice(close + 2).split(' ')
+      if (Number(ppid) === process.pid && stat.slice(stat.indexOf('(') + 1, close) === 'codecall-worker' && state !== 'Z') pids.push(entry)
+    } catch {}
+  }
+  return pids
+}
+
+function workersRss() {
+  if (process.platform !== 'linux') return 0
+  let total = 0
+  for (const pid of workerPids()) {
+    try {
+      const kb = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s*(\d+)/m)
+      total += kb ? Number(kb[1]) * 1024 : 0
+    } catch {}
+  }
+  return total
+}
+
+/** Worker processes: time from `new Sandbox` to the first result (spawn, fences, warm-up, seccomp,
+ *  first script), the next result, and each idle worker's RSS. */
+async function workloadW() {
+  const { Sandbox } = require('..')
+  const first = []
+  const second = []
+  const rss = []
+  for (let i = 0; i < 15; i++) {
+    const sb = new Sandbox({ isolation: 'process', poolSize: 1 })
+    let t = now()
+    await sb.execute('return 1')
+    first.push(now() - t)
+    t = now()
+    await sb.execute('return 1')
+    second.push(now() - t)
+    await new Promise((r) => setTimeout(r, 50))
+    rss.push(workersRss() / 1024 / 1024)
+    await sb.dispose()
+  }
+  return { first: median(first), second: median(second) * 1000, rss: median(rss) }
+}
+
 // ---- main -------------------------------------------------------------------------------------
 
 async function main() {
-  const selected = process.argv.slice(2).filter((a) => /^[A-E]$/.test(a))
-  const workloads = selected.length ? selected : ['A', 'B', 'C', 'D', 'E']
+  const selected = process.argv.slice(2).filter((a) => /^[A-EW]$/.test(a))
+  const workloads = selected.length ? selected : ['A', 'B', 'C', 'D', 'E', 'W']
   const names = Object.keys(factories)
   const table = {}
   for (const name of names) table[name] = {}
@@ -273,7 +335,7 @@ async function main() {
       for (const w of workloads) table[name][w] = `unavailable: ${engine.unavailable.slice(0, 50)}`
       continue
     }
-    for (const w of workloads.filter((w) => w !== 'E')) {
+    for (const w of workloads.filter((w) => w !== 'E' && w !== 'W')) {
       try {
         const fn = { A: workloadA, B: workloadB, C: workloadC, D: workloadD }[w]
         table[name][w] = await fn(engine)
@@ -286,28 +348,35 @@ async function main() {
   if (workloads.includes('E')) {
     for (const name of names) {
       table[name].E1 = workloadE(name, 1000)
-      table[name].E10 = name === '@codecall/native' ? workloadE(name, 10_000) : 'not run'
+      table[name].E10 = name === NATIVE || name === NATIVE_THREAD ? workloadE(name, 10_000) : 'not run'
     }
   }
 
   const fmt = (v, unit, digits = 1) => (typeof v === 'number' ? `${v.toFixed(digits)} ${unit}` : v ?? '–')
-  const ours = table['@codecall/native']
+  const ours = table[NATIVE]
   const ratio = (v, base) => (typeof v === 'number' && typeof base === 'number' ? ` (${(v / base).toFixed(1)}×)` : '')
   console.log(`node ${process.version}, ${process.platform}-${process.arch}, ${new Date().toISOString().slice(0, 10)}`)
-  console.log('Medians; in parentheses, the peer relative to @codecall/native (higher = slower / larger).\n')
+  console.log('Medians; in parentheses, the peer relative to @codecall/native with process isolation, the default (higher = slower / larger).\n')
   console.log('| engine | A: trivial run, p50 | B: µs per sequential call | C: 200×10 calls of a 2 ms tool | D: CPU-bound | E: per parked execution (1 000) | E (10 000) |')
   console.log('|---|---:|---:|---:|---:|---:|---:|')
   for (const name of names) {
     const r = table[name]
     const cells = [
-      fmt(r.A, 'µs') + (name === '@codecall/native' ? '' : ratio(r.A, ours.A)),
-      fmt(r.B, 'µs') + (name === '@codecall/native' ? '' : ratio(r.B, ours.B)),
-      fmt(r.C, 'ms', 0) + (name === '@codecall/native' ? ` (${typeof r.C === 'number' ? (r.C / 20).toFixed(2) : '?'}× ideal)` : ratio(r.C, ours.C)),
-      fmt(r.D, 'ms') + (name === '@codecall/native' ? '' : ratio(r.D, ours.D)),
+      fmt(r.A, 'µs') + (name === NATIVE ? '' : ratio(r.A, ours.A)),
+      fmt(r.B, 'µs') + (name === NATIVE ? '' : ratio(r.B, ours.B)),
+      fmt(r.C, 'ms', 0) + (name.startsWith(NATIVE) ? ` (${typeof r.C === 'number' ? (r.C / 20).toFixed(2) : '?'}× ideal)` : ratio(r.C, ours.C)),
+      fmt(r.D, 'ms') + (name === NATIVE ? '' : ratio(r.D, ours.D)),
       fmt(r.E1, 'KiB', 0),
       fmt(r.E10, 'KiB', 0),
     ]
     console.log(`| ${name} | ${cells.join(' | ')} |`)
+  }
+  if (workloads.includes('W')) {
+    const w = await workloadW()
+    console.log('\nWorker processes (process isolation, poolSize 1, medians of 15 sandboxes):\n')
+    console.log('| new Sandbox → first result (spawn, fences, warm-up, seccomp, first script) | next result | RSS per idle worker |')
+    console.log('|---:|---:|---:|')
+    console.log(`| ${w.first.toFixed(1)} ms | ${w.second.toFixed(0)} µs | ${w.rss.toFixed(1)} MiB |`)
   }
 }
 

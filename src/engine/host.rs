@@ -59,6 +59,10 @@ impl Host for EngineHost {
     tools.get(name).map(|json| json.to_string())
   }
 
+  fn get_tool_now(&self, name: &str) -> Option<Option<String>> {
+    Some(self.get_tool(name, Duration::ZERO))
+  }
+
   fn complete(&self, completed: Completed) {
     self.inner.complete(completed);
   }

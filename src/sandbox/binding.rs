@@ -23,7 +23,7 @@ use super::bridge::{CallResult, CallTarget, Event, Host, HostCall, HostFailure, 
 use super::config::{ExecuteConfig, Isolation, SandboxConfig};
 use super::json::JsonWriter;
 use super::outcome::{Completed, Outcome};
-use super::pool::Pool;
+use super::runner::{Runner, Warnings};
 use super::shared::Shared;
 use crate::common::{args, ErrorCode, Preset};
 use crate::validator::{policy::PolicyOverrides, Language};
@@ -84,11 +84,13 @@ pub struct SandboxOptions {
   /// Identifiers the validator refuses as globals, also removed from the sandbox's global object.
   /// @default the preset's list
   pub disabled_globals: Option<Vec<String>>,
-  /// Where scripts run. `'process'` is not available yet and runs as `'thread'`.
-  /// @default 'thread'
+  /// Where scripts run: `'process'` runs them in worker processes (an engine crash or a runaway
+  /// builtin never touches this process; seccomp on Linux), `'thread'` in this process (fastest,
+  /// for trusted code).
+  /// @default 'process' on Linux and macOS, 'thread' elsewhere
   #[napi(ts_type = "'thread' | 'process'")]
   pub isolation: Option<String>,
-  /// Worker threads.
+  /// Worker processes (`'process'`) or threads (`'thread'`).
   /// @default the number of CPU cores
   pub pool_size: Option<f64>,
   /// Executions waiting to start (`QUEUE_FULL` beyond).
@@ -330,7 +332,8 @@ pub(crate) fn host_failure(json: &str) -> HostFailure {
 /// A QuickJS sandbox for AgentScript plans (`api.md` §2).
 #[napi]
 pub struct Sandbox {
-  pool: Option<Pool>,
+  pool: Option<Runner>,
+  warnings: Arc<Mutex<Warnings>>,
   config: Arc<SandboxConfig>,
   replies: Arc<Replies>,
   create_dispatcher: ObjectRef<false>,
@@ -354,7 +357,8 @@ impl Sandbox {
   /// A sandbox for a checked configuration (the engine layer builds its own this way).
   pub(crate) fn from_config(env: &Env, config: SandboxConfig) -> napi::Result<Self> {
     let config = Arc::new(config);
-    let pool = Pool::new(config.clone()).map_err(napi::Error::from_reason)?;
+    let warnings = Arc::new(Mutex::new(Warnings::default()));
+    let pool = Runner::new(config.clone(), warnings.clone()).map_err(napi::Error::from_reason)?;
     let replies = Arc::new(Replies::default());
     let reply_fn = {
       let replies = replies.clone();
@@ -382,6 +386,7 @@ impl Sandbox {
     holder.set("createDispatcher", create_dispatcher)?;
     Ok(Self {
       pool: Some(pool),
+      warnings,
       config,
       replies,
       create_dispatcher: holder.create_ref()?,
@@ -442,7 +447,7 @@ impl Sandbox {
     let shared_slot: Arc<Mutex<Option<Arc<Shared>>>> = Arc::new(Mutex::new(None));
     let abort_fn = {
       let slot = shared_slot.clone();
-      let aborter = pool.map(Pool::aborter);
+      let aborter = pool.map(Runner::aborter);
       env.create_function_from_closure("abort", move |_ctx: FunctionCallContext| -> napi::Result<()> {
         if let (Some(shared), Some(aborter)) = (lock(&slot).clone(), aborter.as_ref()) {
           aborter.abort(&shared);
@@ -493,9 +498,34 @@ impl Sandbox {
           "Execution was aborted by its AbortSignal",
         ));
       }
-      Some(pool) => pool.submit(script, exec, shared),
+      Some(pool) => {
+        Warnings::deliver(&self.warnings, &shared);
+        pool.submit(script, exec, shared)
+      }
     }
     Ok(promise)
+  }
+
+  /// What this sandbox could not do as configured, e.g. run without a seccomp filter or fall back
+  /// from `'process'` to `'thread'` isolation. Each warning is also sent once to the next
+  /// execution's `onEvent`, as a `log` event with `level: 'warning'`.
+  #[napi(getter)]
+  pub fn warnings(&self) -> Vec<String> {
+    lock(&self.warnings).all.clone()
+  }
+
+  /// Where scripts of this sandbox run: `'process'` or `'thread'` (after any fallback).
+  #[napi(getter, ts_return_type = "'thread' | 'process'")]
+  pub fn isolation(&self) -> &'static str {
+    match &self.pool {
+      #[cfg(unix)]
+      Some(Runner::Process(_)) => "process",
+      Some(Runner::Thread(_)) => "thread",
+      None => match self.config.isolation {
+        Isolation::Process => "process",
+        Isolation::Thread => "thread",
+      },
+    }
   }
 
   /// Ends every queued and running execution with `POOL_DISPOSED` and stops the worker threads.

@@ -22,7 +22,7 @@ pub enum CallTarget {
 }
 
 /// A host call requested by a script.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HostCall {
   pub execution_id: String,
   pub call_id: String,
@@ -51,7 +51,7 @@ pub struct HostFailure {
 }
 
 /// Events of `api.md` §2.5. JSON fields are already serialized.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Event {
   ToolCallStart {
     execution_id: String,
@@ -95,6 +95,13 @@ pub trait Host: Send + Sync + 'static {
   fn event(&self, event: Event);
   /// The host's `getTool(name)` as JSON (`None`: unknown, or no answer in time).
   fn get_tool(&self, name: &str, timeout: Duration) -> Option<String>;
+  /// `get_tool` when the answer is at hand without waiting (the engine's registry): `None` means
+  /// "ask `get_tool`, which may block". A worker process's reader uses it to avoid a thread hop.
+  fn get_tool_now(&self, _name: &str) -> Option<Option<String>> {
+    None
+  }
+  /// The execution left the queue and its clock started (a worker process reports it upstream).
+  fn started(&self) {}
   /// The execution's result. Called exactly once per execution.
   fn complete(&self, completed: Completed);
 }

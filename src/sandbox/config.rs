@@ -11,8 +11,14 @@ use crate::validator::{Language, Policy};
 pub enum Isolation {
   /// In this process, on a small pool of threads.
   Thread,
-  /// In worker processes (not available yet: falls back to `Thread`).
+  /// In worker processes of the package's own executable.
   Process,
+}
+
+impl Isolation {
+  /// `'process'` where worker processes are supported (Linux, macOS), else `'thread'`.
+  pub const DEFAULT: Isolation =
+    if cfg!(any(target_os = "linux", target_os = "macos")) { Isolation::Process } else { Isolation::Thread };
 }
 
 /// A sandbox's whole configuration.
@@ -47,7 +53,7 @@ impl SandboxConfig {
       max_concurrent_calls: d.max_concurrent_calls.into(),
       max_console_bytes: d.max_console_bytes,
       max_result_bytes: d.max_result_bytes,
-      isolation: Isolation::Thread,
+      isolation: Isolation::DEFAULT,
       pool_size: std::thread::available_parallelism().map_or(2, |n| n.get()),
       max_queue: 1000,
       queue_timeout_ms: 10_000,

@@ -7,6 +7,8 @@
 //! | `bridge`      | the messages between an execution and its host (call, result, event, …) |
 //! | `engine/`     | everything QuickJS: compile, globals, run loop, result serialization    |
 //! | `pool`        | worker threads, queue limits, the watchdog that owns deadlines          |
+//! | `process/`    | worker processes: pipe protocol, worker main, seccomp, the process pool  |
+//! | `runner`      | the pool of a sandbox: threads or processes, chosen by `isolation`      |
 //! | `shared`      | the once-only completion an execution's parties share                   |
 //! | `outcome`     | the six result shapes and their JSON                                    |
 //! | `binding`     | the `Sandbox` class for JavaScript, and the host adapter on Node's thread |
@@ -21,6 +23,8 @@ pub mod engine;
 pub mod json;
 pub mod outcome;
 pub mod pool;
+pub mod process;
+pub mod runner;
 pub mod shared;
 
 #[cfg(test)]

@@ -36,6 +36,8 @@ pub enum Outcome {
   Timeout {
     timeout_ms: u64,
   },
+  /// A whole `ExecuteResult` as a worker process reported it (already checked by the host).
+  Relayed(String),
 }
 
 impl Outcome {
@@ -57,6 +59,14 @@ impl Outcome {
       Self::RuntimeError { .. } => "runtime_error",
       Self::ToolError { .. } => "tool_error",
       Self::Timeout { .. } => "timeout",
+      Self::Relayed(json) => relayed_field(json, "status").map_or("runtime_error", |s| match s.as_str() {
+        "ok" => "ok",
+        "syntax_error" => "syntax_error",
+        "illegal_access" => "illegal_access",
+        "tool_error" => "tool_error",
+        "timeout" => "timeout",
+        _ => "runtime_error",
+      }),
     }
   }
 
@@ -68,8 +78,16 @@ impl Outcome {
       Self::RuntimeError { code, .. } => Some(code.as_str().into()),
       Self::ToolError { code, .. } => Some(code.clone()),
       Self::Timeout { .. } => Some(ErrorCode::Timeout.as_str().into()),
+      Self::Relayed(json) => relayed_field(json, "code"),
     }
   }
+}
+
+/// `status`, or `error.code` for `"code"`, of a relayed result.
+fn relayed_field(json: &str, field: &str) -> Option<String> {
+  let value: serde_json::Value = serde_json::from_str(json).ok()?;
+  let v = if field == "code" { value.get("error")?.get("code")? } else { value.get(field)? };
+  v.as_str().map(str::to_string)
 }
 
 /// Counters of one execution.
@@ -93,6 +111,9 @@ pub struct Completed {
 impl Completed {
   /// The `ExecuteResult` object as JSON (parsed once on the host side).
   pub fn to_json(&self) -> String {
+    if let Outcome::Relayed(json) = &self.outcome {
+      return json.clone();
+    }
     let mut w = JsonWriter::default();
     w.begin_object();
     w.key("status").string(self.outcome.status());
@@ -145,6 +166,7 @@ impl Completed {
         }
         w.end_object();
       }
+      Outcome::Relayed(_) => {}
       Outcome::Timeout { timeout_ms } => {
         w.key("error").begin_object();
         w.key("code").string(ErrorCode::Timeout.as_str());

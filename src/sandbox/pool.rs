@@ -72,6 +72,10 @@ struct Inner {
   cursor: AtomicUsize,
   disposed: AtomicBool,
   watchdog: Watchdog,
+  /// Inside a worker process: no thread may be created once the seccomp filter is in, so a stuck
+  /// thread is only set aside (the host kills the process), and only the thread running an
+  /// execution reports it (the host reports a stuck one itself, and then kills the process).
+  in_worker_process: bool,
 }
 
 /// The pool behind one `Sandbox`.
@@ -82,6 +86,15 @@ pub struct Pool {
 
 impl Pool {
   pub fn new(config: Arc<SandboxConfig>) -> Result<Self, String> {
+    Self::create(config, false)
+  }
+
+  /// The pool of a worker process (`process/worker.rs`): every thread is started here, none later.
+  pub fn for_worker_process(config: Arc<SandboxConfig>) -> Result<Self, String> {
+    Self::create(config, true)
+  }
+
+  fn create(config: Arc<SandboxConfig>, in_worker_process: bool) -> Result<Self, String> {
     let inner = Arc::new(Inner {
       config: config.clone(),
       epoch: Instant::now(),
@@ -90,6 +103,7 @@ impl Pool {
       cursor: AtomicUsize::new(0),
       disposed: AtomicBool::new(false),
       watchdog: Watchdog::default(),
+      in_worker_process,
     });
     for _ in 0..config.pool_size.max(1) {
       let worker = spawn_worker(&inner)?;
@@ -316,6 +330,7 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
           release_load(&me);
           continue;
         }
+        shared.host.started();
         let deadline = Instant::now() + job.exec.timeout;
         pool.watchdog.add(deadline, Timer::Deadline, shared.clone());
         next_key += 1;
@@ -416,7 +431,9 @@ fn stop_execution(inner: &Arc<Inner>, shared: &Arc<Shared>) {
   match link {
     Some((sender, key)) => {
       let _ = sender.send(WorkerMsg::Stop { key });
-      inner.watchdog.add(Instant::now() + REPORT_GRACE, Timer::Report, shared.clone());
+      if !inner.in_worker_process {
+        inner.watchdog.add(Instant::now() + REPORT_GRACE, Timer::Report, shared.clone());
+      }
     }
     // Not started yet: nothing runs, report now.
     None => report_stop(shared),
@@ -578,6 +595,9 @@ fn replace_stuck_workers(pool: &Arc<Inner>) {
     .collect();
   for worker in stuck {
     worker.retired.store(true, Ordering::Release);
+    if pool.in_worker_process {
+      continue;
+    }
     if let Ok(fresh) = spawn_worker(pool) {
       let mut workers = lock(&pool.workers);
       workers.retain(|w| !Arc::ptr_eq(w, &worker));

@@ -44,6 +44,8 @@ impl Spare {
     let exports =
       context.with(|ctx| -> rquickjs::Result<(Persistent<Function<'static>>, Persistent<Function<'static>>)> {
         let native = native_primitives(&ctx, &slot)?;
+        #[cfg(feature = "test-hooks")]
+        crate::sandbox::process::hooks::install(&ctx)?;
         let policy = Object::new(ctx.clone())?;
         policy.set("allowConsole", sandbox.policy.allow_console)?;
         let removed = sandbox.policy.disabled_globals.clone();

@@ -1,0 +1,23 @@
+// Vitest globalSetup (runs once, in the main process): builds the test-only worker executable,
+// whose scripts can abort the engine (`__test_abort`) or make a forbidden system call
+// (`__test_open`). It is a dev-profile build of the `test-hooks` feature — a release build with
+// that feature does not compile — copied to its own name so no other build overwrites it.
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, mkdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+export const HOOKS_WORKER = join(root, 'target', 'test-hooks', 'codecall-worker')
+
+export default function setup() {
+  if (process.platform !== 'linux') return
+  const built = join(root, 'target', 'debug', 'codecall-worker')
+  // Shares the dev-profile dependencies `cargo test` builds: only this crate compiles here.
+  execFileSync('cargo', ['build', '--locked', '--quiet', '--bin', 'codecall-worker', '--features', 'test-hooks'], {
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  mkdirSync(dirname(HOOKS_WORKER), { recursive: true })
+  copyFileSync(built, HOOKS_WORKER)
+}

@@ -1,0 +1,61 @@
+//! Finding the worker executable (`codecall-worker`) at run time.
+//!
+//! In order: `CODECALL_WORKER_PATH`; next to the loaded `.node` file (an installed platform
+//! package ships it there); under `target/<triple>/<profile>/` beside the `.node` (a source
+//! checkout after `npm run build`), for the triple and profile this addon was built with.
+
+use std::path::{Path, PathBuf};
+
+pub const ENV_WORKER_PATH: &str = "CODECALL_WORKER_PATH";
+pub const WORKER_NAME: &str = "codecall-worker";
+
+/// The worker executable to use, or why there is none.
+pub fn worker_path() -> Result<PathBuf, String> {
+  if let Some(path) = std::env::var_os(ENV_WORKER_PATH).filter(|p| !p.is_empty()) {
+    let path = PathBuf::from(path);
+    return if is_executable(&path) {
+      Ok(path)
+    } else {
+      Err(format!("{ENV_WORKER_PATH} names {}, which is not an executable file", path.display()))
+    };
+  }
+  let Some(addon) = own_path() else {
+    return Err("the addon could not find its own file".into());
+  };
+  let dir = addon.parent().unwrap_or(Path::new("."));
+  let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+  let candidates = [
+    dir.join(WORKER_NAME),
+    dir.join("target").join(env!("CODECALL_TARGET")).join(profile).join(WORKER_NAME),
+    dir.join("target").join(profile).join(WORKER_NAME),
+  ];
+  candidates.iter().find(|p| is_executable(p)).cloned().ok_or_else(|| {
+    format!("no {WORKER_NAME} executable next to {} (looked in {})", addon.display(), candidates[0].display())
+  })
+}
+
+fn is_executable(path: &Path) -> bool {
+  use std::os::unix::fs::PermissionsExt;
+  std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The path of the shared object this code was loaded from (the `.node` file), via `dladdr`.
+fn own_path() -> Option<PathBuf> {
+  let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
+  let here = own_path as *const () as *const libc::c_void;
+  // SAFETY: `here` is an address inside this object; `info` is a writable Dl_info.
+  let found = unsafe { libc::dladdr(here, info.as_mut_ptr()) };
+  if found == 0 {
+    return None;
+  }
+  // SAFETY: dladdr returned non-zero, so it filled `info`.
+  let info = unsafe { info.assume_init() };
+  if info.dli_fname.is_null() {
+    return None;
+  }
+  // SAFETY: dli_fname is a NUL-terminated path owned by the dynamic loader, valid while loaded.
+  let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+  use std::os::unix::ffi::OsStrExt;
+  let path = PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()));
+  std::fs::canonicalize(&path).ok().or(Some(path))
+}

@@ -1,0 +1,986 @@
+//! The host side of `isolation: 'process'` (`api.md` §2.6): a pool of worker processes.
+//!
+//! - Workers start lazily: a new one only when every live one is busy and there are fewer than
+//!   `poolSize`. One supervisor thread spawns them (a worker's parent-death signal is tied to the
+//!   thread that spawned it, so that thread lives as long as the pool) and owns the timers.
+//! - Each worker has a reader thread (frames in; EOF means it is gone, and it is reaped there) and
+//!   an outbox (frames out; written without blocking from any thread, the rest flushed by a writer
+//!   thread), so a worker that stops reading can never block Node's thread.
+//! - Time: a worker reports its own timeouts (with logs). If it has not by the deadline plus a
+//!   grace, the host reports `TIMEOUT` itself, stops giving that worker work and kills it once its
+//!   other executions have finished, or `DRAIN_LIMIT` later at the latest.
+//! - Death: executions of a dead worker that had not called a tool are retried once, each on a
+//!   fresh worker of its own (so a script that crashes its worker every time takes only itself
+//!   down); the others end with `WORKER_CRASHED`.
+//! - The worker is untrusted: frames are bounded and checked, answers go only to executions of
+//!   that worker, results must be well-formed `ExecuteResult`s, and any violation kills it.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::io::BufReader;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::wire::{read_frame, FromWorker, ToWorker, WireError, PROTOCOL, VERSION};
+use super::worker::{ENV_ADDRESS_SPACE, ENV_PARENT, THREADS};
+use crate::common::ErrorCode;
+use crate::sandbox::bridge::{CallResult, Event, Reply};
+use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
+use crate::sandbox::outcome::{Completed, Outcome, Stats};
+use crate::sandbox::runner::Warnings;
+use crate::sandbox::shared::{Shared, Stop};
+
+/// How long after a deadline the host waits for the worker's own report.
+const REPORT_GRACE: Duration = Duration::from_millis(40);
+/// How long a worker that overran a deadline may keep running its other executions.
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+/// How long a new worker may take to say `Ready`.
+const STARTUP_LIMIT: Duration = Duration::from_secs(10);
+
+/// One execution, as the host tracks it.
+struct Run {
+  key: u64,
+  shared: Arc<Shared>,
+  script: String,
+  exec: ExecuteConfig,
+  /// Left the queue (the worker said `Started`).
+  started: AtomicBool,
+  /// No longer counted as queued.
+  dequeued: AtomicBool,
+  /// Asked the host for a tool or function: not safe to run twice.
+  called: AtomicBool,
+  /// Already retried once.
+  retried: AtomicBool,
+  worker: Mutex<Weak<Proc>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+  Starting,
+  Ready,
+  Dead,
+}
+
+struct ProcState {
+  phase: Phase,
+  /// Sent to the worker, not yet completed by it.
+  runs: HashMap<u64, Arc<Run>>,
+  /// Waiting for the worker to be ready.
+  pending: Vec<Arc<Run>>,
+}
+
+/// One worker process.
+struct Proc {
+  /// Runs one retried execution only, and is killed after it.
+  quarantine: bool,
+  draining: AtomicBool,
+  dead: AtomicBool,
+  load: AtomicUsize,
+  pid: AtomicU64,
+  out: OnceLock<Arc<Outbox>>,
+  child: Mutex<Option<Child>>,
+  st: Mutex<ProcState>,
+  threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Proc {
+  fn new(quarantine: bool) -> Arc<Self> {
+    Arc::new(Self {
+      quarantine,
+      draining: AtomicBool::new(false),
+      dead: AtomicBool::new(false),
+      load: AtomicUsize::new(0),
+      pid: AtomicU64::new(0),
+      out: OnceLock::new(),
+      child: Mutex::new(None),
+      st: Mutex::new(ProcState { phase: Phase::Starting, runs: HashMap::new(), pending: Vec::new() }),
+      threads: Mutex::new(Vec::new()),
+    })
+  }
+
+  fn send(&self, msg: &ToWorker) -> bool {
+    self.out.get().is_some_and(|out| out.send(msg.encode()))
+  }
+
+  /// SIGKILL, under the same lock as the reaping `wait`, so a reused pid is never signalled.
+  fn kill(&self) {
+    if let Some(child) = lock(&self.child).as_mut() {
+      let _ = child.kill();
+    }
+  }
+
+  /// Executions on it that have not been completed yet (by it or by the host).
+  fn live(&self) -> usize {
+    let st = lock(&self.st);
+    st.runs.values().chain(st.pending.iter()).filter(|r| !r.shared.is_completed()).count()
+  }
+}
+
+enum What {
+  Queue(Arc<Run>),
+  Deadline(Arc<Run>),
+  Report(Arc<Run>),
+  Kill(Weak<Proc>),
+  Startup(Weak<Proc>),
+}
+
+struct Timer {
+  at: Instant,
+  seq: u64,
+  what: What,
+}
+
+impl PartialEq for Timer {
+  fn eq(&self, o: &Self) -> bool {
+    (self.at, self.seq) == (o.at, o.seq)
+  }
+}
+impl Eq for Timer {}
+impl PartialOrd for Timer {
+  fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+    Some(self.cmp(o))
+  }
+}
+impl Ord for Timer {
+  fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+    (self.at, self.seq).cmp(&(o.at, o.seq))
+  }
+}
+
+#[derive(Default)]
+struct State {
+  workers: Vec<Arc<Proc>>,
+  timers: BinaryHeap<Reverse<Timer>>,
+  seq: u64,
+  to_spawn: Vec<Arc<Proc>>,
+  queued: usize,
+  shutdown: bool,
+}
+
+struct Inner {
+  config: Arc<SandboxConfig>,
+  exe: PathBuf,
+  hello: Vec<u8>,
+  state: Mutex<State>,
+  wake: Condvar,
+  disposed: AtomicBool,
+  next_key: AtomicU64,
+  warnings: Arc<Mutex<Warnings>>,
+  frame_limit: usize,
+  address_space: u64,
+}
+
+/// The process pool behind one `Sandbox`.
+pub struct ProcessPool {
+  inner: Arc<Inner>,
+  supervisor: Option<JoinHandle<()>>,
+}
+
+impl ProcessPool {
+  pub fn new(config: Arc<SandboxConfig>, exe: PathBuf, warnings: Arc<Mutex<Warnings>>) -> Result<Self, String> {
+    let hello = ToWorker::Hello { config: (*config).clone() }.encode();
+    // Results and logs are bounded by the limits; everything else a worker says is small.
+    let frame_limit = usize::try_from(config.max_result_bytes.saturating_add(config.max_console_bytes))
+      .unwrap_or(usize::MAX)
+      .saturating_mul(2)
+      .saturating_add(16 << 20)
+      .min(super::wire::MAX_FRAME);
+    // Address space: the executable and libraries, thread stacks, and a few heaps at their limit.
+    let address_space =
+      (1u64 << 30).saturating_add(config.memory_limit_bytes.saturating_mul(THREADS as u64 + 2)).max(2 << 30);
+    let inner = Arc::new(Inner {
+      config,
+      exe,
+      hello,
+      state: Mutex::new(State::default()),
+      wake: Condvar::new(),
+      disposed: AtomicBool::new(false),
+      next_key: AtomicU64::new(0),
+      warnings,
+      frame_limit,
+      address_space,
+    });
+    let weak = Arc::downgrade(&inner);
+    let supervisor = std::thread::Builder::new()
+      .name("codecall-supervisor".into())
+      .spawn(move || supervise(weak))
+      .map_err(|e| format!("could not start the worker supervisor thread: {e}"))?;
+    Ok(Self { inner, supervisor: Some(supervisor) })
+  }
+
+  /// Queues a script. The result arrives through `shared.host.complete`, exactly once.
+  pub fn submit(&self, script: String, exec: ExecuteConfig, shared: Arc<Shared>) {
+    let inner = &self.inner;
+    if inner.disposed.load(Ordering::Acquire) {
+      shared.complete_from_outside(Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox has been disposed"));
+      return;
+    }
+    let mut st = lock(&inner.state);
+    if st.queued >= inner.config.max_queue {
+      drop(st);
+      shared.complete_from_outside(Outcome::sandbox(
+        ErrorCode::QueueFull,
+        format!("More than {} executions are waiting to start (maxQueue)", inner.config.max_queue),
+      ));
+      return;
+    }
+    st.queued += 1;
+    let run = Arc::new(Run {
+      key: inner.next_key.fetch_add(1, Ordering::Relaxed) + 1,
+      shared,
+      script,
+      exec,
+      started: AtomicBool::new(false),
+      dequeued: AtomicBool::new(false),
+      called: AtomicBool::new(false),
+      retried: AtomicBool::new(false),
+      worker: Mutex::new(Weak::new()),
+    });
+    let at = run.shared.submitted + Duration::from_millis(inner.config.queue_timeout_ms);
+    add_timer(inner, &mut st, at, What::Queue(run.clone()));
+    let proc = pick(inner, &mut st);
+    drop(st);
+    assign(inner, &proc, run);
+  }
+
+  pub fn aborter(&self) -> ProcessAborter {
+    ProcessAborter(Arc::downgrade(&self.inner))
+  }
+
+  /// Ends every queued and running execution with `POOL_DISPOSED` and kills every worker.
+  /// Returns the threads to join.
+  pub fn dispose(&mut self) -> Vec<JoinHandle<()>> {
+    let inner = &self.inner;
+    if inner.disposed.swap(true, Ordering::AcqRel) {
+      return Vec::new();
+    }
+    let (workers, timers) = {
+      let mut st = lock(&inner.state);
+      st.shutdown = true;
+      st.to_spawn.clear();
+      (std::mem::take(&mut st.workers), std::mem::take(&mut st.timers))
+    };
+    inner.wake.notify_all();
+    let mut runs: Vec<Arc<Run>> = Vec::new();
+    for Reverse(timer) in timers {
+      if let What::Queue(run) | What::Deadline(run) | What::Report(run) = timer.what {
+        runs.push(run);
+      }
+    }
+    for proc in &workers {
+      proc.dead.store(true, Ordering::Release);
+      let st = lock(&proc.st);
+      runs.extend(st.runs.values().cloned());
+      runs.extend(st.pending.iter().cloned());
+    }
+    for run in runs {
+      if run.shared.request_stop(Stop::Disposed) {
+        run.shared.complete_from_outside(Outcome::sandbox(
+          ErrorCode::PoolDisposed,
+          "The sandbox was disposed before this execution finished",
+        ));
+      }
+    }
+    for proc in &workers {
+      proc.kill();
+      if let Some(out) = proc.out.get() {
+        out.close();
+      }
+    }
+    // Reap now, so no process is left once `dispose()` has returned (SIGKILL ends a process in
+    // microseconds; one that takes longer is reaped by its reader thread).
+    let until = Instant::now() + Duration::from_millis(200);
+    for proc in &workers {
+      let mut child = lock(&proc.child);
+      while let Some(c) = child.as_mut() {
+        match c.try_wait() {
+          Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_micros(200)),
+          Ok(None) => break,
+          _ => {
+            *child = None;
+          }
+        }
+      }
+    }
+    let mut threads: Vec<JoinHandle<()>> = Vec::new();
+    for proc in &workers {
+      threads.append(&mut lock(&proc.threads));
+    }
+    if let Some(t) = self.supervisor.take() {
+      threads.push(t);
+    }
+    threads
+  }
+
+  pub fn is_disposed(&self) -> bool {
+    self.inner.disposed.load(Ordering::Acquire)
+  }
+}
+
+impl Drop for ProcessPool {
+  fn drop(&mut self) {
+    drop(self.dispose());
+  }
+}
+
+/// Stops single executions (their `AbortSignal` fired); does not keep the pool alive.
+#[derive(Clone)]
+pub struct ProcessAborter(Weak<Inner>);
+
+impl ProcessAborter {
+  pub fn abort(&self, shared: &Arc<Shared>) {
+    if !shared.request_stop(Stop::Aborted) {
+      return;
+    }
+    let Some(inner) = self.0.upgrade() else {
+      report_stop(shared);
+      return;
+    };
+    let run = find_run(&inner, shared);
+    match run {
+      Some(run) => {
+        if let Some(proc) = lock(&run.worker).upgrade() {
+          proc.send(&ToWorker::Stop { key: run.key });
+        }
+        let mut st = lock(&inner.state);
+        add_timer(&inner, &mut st, Instant::now() + REPORT_GRACE, What::Report(run));
+      }
+      None => report_stop(shared),
+    }
+  }
+}
+
+fn find_run(inner: &Inner, shared: &Arc<Shared>) -> Option<Arc<Run>> {
+  let workers = lock(&inner.state).workers.clone();
+  workers.iter().find_map(|proc| {
+    let st = lock(&proc.st);
+    st.runs.values().chain(st.pending.iter()).find(|r| Arc::ptr_eq(&r.shared, shared)).cloned()
+  })
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+  m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn add_timer(inner: &Inner, st: &mut State, at: Instant, what: What) {
+  st.seq += 1;
+  let earliest = st.timers.peek().map(|Reverse(t)| t.at);
+  st.timers.push(Reverse(Timer { at, seq: st.seq, what }));
+  if earliest.is_none_or(|e| at < e) {
+    inner.wake.notify_all();
+  }
+}
+
+/// The worker for new work: the least loaded live one, or a new one while every live one is busy
+/// and the pool is not full.
+fn pick(inner: &Inner, st: &mut State) -> Arc<Proc> {
+  let live: Vec<&Arc<Proc>> = st
+    .workers
+    .iter()
+    .filter(|p| !p.quarantine && !p.draining.load(Ordering::Acquire) && !p.dead.load(Ordering::Acquire))
+    .collect();
+  let best = live.iter().min_by_key(|p| p.load.load(Ordering::Acquire)).map(|p| (*p).clone());
+  match best {
+    Some(p) if p.load.load(Ordering::Acquire) == 0 || live.len() >= inner.config.pool_size.max(1) => p,
+    _ => new_proc(inner, st, false),
+  }
+}
+
+fn new_proc(inner: &Inner, st: &mut State, quarantine: bool) -> Arc<Proc> {
+  let proc = Proc::new(quarantine);
+  st.workers.push(proc.clone());
+  st.to_spawn.push(proc.clone());
+  let at = Instant::now() + STARTUP_LIMIT;
+  add_timer(inner, st, at, What::Startup(Arc::downgrade(&proc)));
+  inner.wake.notify_all();
+  proc
+}
+
+/// Gives a run to a worker: sent now if it is ready, else when it is.
+fn assign(inner: &Inner, proc: &Arc<Proc>, run: Arc<Run>) {
+  *lock(&run.worker) = Arc::downgrade(proc);
+  proc.load.fetch_add(1, Ordering::AcqRel);
+  let mut st = lock(&proc.st);
+  match st.phase {
+    Phase::Ready => {
+      st.runs.insert(run.key, run.clone());
+      drop(st);
+      send_start(proc, &run);
+    }
+    Phase::Starting => st.pending.push(run),
+    Phase::Dead => {
+      drop(st);
+      dequeue(inner, &run);
+      crashed(&run, "The worker process for this execution is gone");
+    }
+  }
+}
+
+fn send_start(proc: &Proc, run: &Run) {
+  let msg = ToWorker::Start {
+    key: run.key,
+    id: run.shared.id.clone(),
+    script: run.script.clone(),
+    exec: run.exec.clone(),
+  };
+  proc.send(&msg);
+}
+
+fn dequeue(inner: &Inner, run: &Run) {
+  if !run.dequeued.swap(true, Ordering::AcqRel) {
+    let mut st = lock(&inner.state);
+    st.queued = st.queued.saturating_sub(1);
+  }
+}
+
+fn crashed(run: &Run, message: &str) {
+  run.shared.complete_from_outside(Outcome::sandbox(ErrorCode::WorkerCrashed, message));
+}
+
+fn report_stop(shared: &Shared) {
+  let outcome = match shared.stop() {
+    Stop::Timeout | Stop::Running => Outcome::Timeout { timeout_ms: shared.timeout.as_millis() as u64 },
+    Stop::Aborted => Outcome::sandbox(ErrorCode::ExecutionAborted, "Execution was aborted by its AbortSignal"),
+    Stop::Disposed => {
+      Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox was disposed before this execution finished")
+    }
+    Stop::QueueTimeout => {
+      Outcome::sandbox(ErrorCode::QueueTimeout, "Execution waited too long in the queue (queueTimeoutMs)")
+    }
+  };
+  shared.complete_from_outside(outcome);
+}
+
+// ---- supervisor: spawning and timers -------------------------------------------------------
+
+fn supervise(inner: Weak<Inner>) {
+  loop {
+    let Some(pool) = inner.upgrade() else { return };
+    let (spawn, due) = {
+      let mut st = lock(&pool.state);
+      loop {
+        if st.shutdown {
+          return;
+        }
+        let now = Instant::now();
+        let next = st.timers.peek().map(|Reverse(t)| t.at);
+        if !st.to_spawn.is_empty() || next.is_some_and(|at| at <= now) {
+          break;
+        }
+        let wait = next.map_or(Duration::from_secs(1), |at| at - now);
+        st = pool.wake.wait_timeout(st, wait).unwrap_or_else(|p| p.into_inner()).0;
+        if next.is_none() && st.to_spawn.is_empty() && st.timers.is_empty() {
+          // Idle: let go of the pool so it can be dropped, then look again.
+          break;
+        }
+      }
+      let spawn = std::mem::take(&mut st.to_spawn);
+      let now = Instant::now();
+      let mut due = Vec::new();
+      while st.timers.peek().is_some_and(|Reverse(t)| t.at <= now) {
+        if let Some(Reverse(t)) = st.timers.pop() {
+          due.push(t.what);
+        }
+      }
+      (spawn, due)
+    };
+    for proc in spawn {
+      spawn_proc(&pool, &proc);
+    }
+    for what in due {
+      on_timer(&pool, what);
+    }
+  }
+}
+
+fn on_timer(inner: &Arc<Inner>, what: What) {
+  match what {
+    What::Queue(run) => {
+      if !run.started.load(Ordering::Acquire) && run.shared.request_stop(Stop::QueueTimeout) {
+        report_stop(&run.shared);
+        dequeue(inner, &run);
+        if let Some(proc) = lock(&run.worker).upgrade() {
+          proc.send(&ToWorker::Stop { key: run.key });
+        }
+      }
+    }
+    What::Deadline(run) => {
+      if run.shared.is_completed() {
+        return;
+      }
+      run.shared.request_stop(Stop::Timeout);
+      report_stop(&run.shared);
+      // Its worker is stuck in something that ignores the interrupt: no new work for it, and it
+      // dies once its other executions are done (or soon anyway).
+      if let Some(proc) = lock(&run.worker).upgrade() {
+        proc.draining.store(true, Ordering::Release);
+        if proc.live() == 0 {
+          proc.kill();
+        } else {
+          let mut st = lock(&inner.state);
+          add_timer(inner, &mut st, Instant::now() + DRAIN_LIMIT, What::Kill(Arc::downgrade(&proc)));
+        }
+      }
+    }
+    What::Report(run) => {
+      if !run.shared.is_completed() {
+        report_stop(&run.shared);
+      }
+    }
+    What::Kill(proc) => {
+      if let Some(proc) = proc.upgrade() {
+        proc.kill();
+      }
+    }
+    What::Startup(proc) => {
+      if let Some(proc) = proc.upgrade() {
+        if lock(&proc.st).phase == Phase::Starting {
+          proc.kill();
+        }
+      }
+    }
+  }
+}
+
+fn spawn_proc(inner: &Arc<Inner>, proc: &Arc<Proc>) {
+  let mut command = Command::new(&inner.exe);
+  command
+    .env_clear()
+    .env(ENV_PARENT, std::process::id().to_string())
+    .env(ENV_ADDRESS_SPACE, inner.address_space.to_string())
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(if std::env::var_os("CODECALL_WORKER_STDERR").is_some() { Stdio::inherit() } else { Stdio::null() });
+  let spawned = command.spawn().map_err(|e| e.to_string()).and_then(|mut child| {
+    let stdin = child.stdin.take().ok_or("no stdin pipe")?;
+    let stdout = child.stdout.take().ok_or("no stdout pipe")?;
+    Ok((child, stdin, stdout))
+  });
+  let (child, stdin, stdout) = match spawned {
+    Ok(parts) => parts,
+    Err(e) => {
+      let message = format!("Could not start the worker process {}: {e}", inner.exe.display());
+      startup_failed(inner, proc, &message);
+      return;
+    }
+  };
+  proc.pid.store(child.id().into(), Ordering::Release);
+  *lock(&proc.child) = Some(child);
+  let out = match Outbox::new(stdin) {
+    Ok(out) => out,
+    Err(e) => {
+      proc.kill();
+      startup_failed(inner, proc, &format!("Could not set up the worker's pipe: {e}"));
+      return;
+    }
+  };
+  let _ = proc.out.set(out.clone());
+  out.send(inner.hello.clone());
+  let writer = {
+    let out = out.clone();
+    std::thread::Builder::new().name("codecall-pipe-out".into()).spawn(move || out.flush_loop())
+  };
+  let reader = {
+    let inner = Arc::downgrade(inner);
+    let proc = proc.clone();
+    std::thread::Builder::new().name("codecall-pipe-in".into()).spawn(move || read_loop(inner, proc, stdout))
+  };
+  match (writer, reader) {
+    (Ok(w), Ok(r)) => lock(&proc.threads).extend([w, r]),
+    (w, r) => {
+      proc.kill();
+      out.close();
+      lock(&proc.threads).extend(w.into_iter().chain(r));
+      startup_failed(inner, proc, "Could not start the worker's pipe threads");
+    }
+  }
+}
+
+/// A worker that never became ready: its executions get one more chance on a new worker, then
+/// `WORKER_STARTUP_FAILED`.
+fn startup_failed(inner: &Arc<Inner>, proc: &Arc<Proc>, message: &str) {
+  proc.dead.store(true, Ordering::Release);
+  let pending = {
+    let mut st = lock(&proc.st);
+    st.phase = Phase::Dead;
+    std::mem::take(&mut st.pending)
+  };
+  lock(&inner.state).workers.retain(|p| !Arc::ptr_eq(p, proc));
+  for run in pending {
+    if run.shared.is_completed() {
+      continue;
+    }
+    if !run.retried.swap(true, Ordering::AcqRel) && !inner.disposed.load(Ordering::Acquire) {
+      let fresh = {
+        let mut st = lock(&inner.state);
+        new_proc(inner, &mut st, false)
+      };
+      assign(inner, &fresh, run);
+    } else {
+      dequeue(inner, &run);
+      run.shared.complete_from_outside(Outcome::sandbox(ErrorCode::WorkerStartupFailed, message));
+    }
+  }
+}
+
+// ---- reader: frames from a worker ----------------------------------------------------------
+
+fn read_loop(inner: Weak<Inner>, proc: Arc<Proc>, stdout: ChildStdout) {
+  let limit = inner.upgrade().map_or(super::wire::MAX_FRAME, |i| i.frame_limit);
+  let mut reader = BufReader::with_capacity(256 << 10, stdout);
+  let mut body = Vec::new();
+  let why = loop {
+    let msg = read_frame(&mut reader, limit, &mut body).and_then(|kind| FromWorker::decode(kind, &body));
+    let Some(pool) = inner.upgrade() else { break None };
+    match msg {
+      Ok(msg) => {
+        if let Err(violation) = on_frame(&pool, &proc, msg) {
+          break Some(violation);
+        }
+      }
+      Err(WireError::Closed) => break None,
+      Err(e) => break Some(e.to_string()),
+    }
+  };
+  if why.is_some() {
+    proc.kill();
+  }
+  // Reap it; the exit status says how it ended.
+  let status = lock(&proc.child).take().and_then(|mut c| c.wait().ok());
+  if let Some(out) = proc.out.get() {
+    out.close();
+  }
+  if let Some(pool) = inner.upgrade() {
+    on_death(&pool, &proc, why, status);
+  }
+}
+
+/// Handles one frame; `Err` is a protocol violation (the worker is then killed).
+fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(), String> {
+  let run_of = |key: u64| lock(&proc.st).runs.get(&key).cloned();
+  match msg {
+    FromWorker::Ready { protocol, version, seccomp, warnings } => {
+      if protocol != PROTOCOL || version != VERSION {
+        return Err(format!("worker speaks protocol {protocol} of version {version}"));
+      }
+      {
+        let mut w = lock(&inner.warnings);
+        if let Err(e) = seccomp {
+          w.push(format!("The sandbox's worker processes run without a seccomp filter: {e}"));
+        }
+        for warning in warnings {
+          w.push(format!("Worker process: {warning}"));
+        }
+      }
+      let pending = {
+        let mut st = lock(&proc.st);
+        if st.phase != Phase::Starting {
+          return Err("second Ready".into());
+        }
+        st.phase = Phase::Ready;
+        let pending = std::mem::take(&mut st.pending);
+        for run in &pending {
+          st.runs.insert(run.key, run.clone());
+        }
+        pending
+      };
+      for run in pending {
+        if run.shared.is_completed() {
+          release(inner, proc, &run);
+          continue;
+        }
+        Warnings::deliver(&inner.warnings, &run.shared);
+        send_start(proc, &run);
+      }
+    }
+    FromWorker::Started { key } => {
+      let Some(run) = run_of(key) else { return Ok(()) };
+      if run.started.swap(true, Ordering::AcqRel) && !run.retried.load(Ordering::Acquire) {
+        return Err("execution started twice".into());
+      }
+      dequeue(inner, &run);
+      let at = Instant::now() + run.exec.timeout + REPORT_GRACE;
+      let mut st = lock(&inner.state);
+      add_timer(inner, &mut st, at, What::Deadline(run));
+    }
+    FromWorker::Call { key, token, mut call } => {
+      let Some(run) = run_of(key) else { return Ok(()) };
+      if run.shared.is_completed() {
+        return Ok(());
+      }
+      run.called.store(true, Ordering::Release);
+      run.shared.note_tool_call();
+      call.execution_id = run.shared.id.clone();
+      let out = proc.out.get().cloned();
+      run.shared.host.call(call, Box::new(PipeReply { out, token }));
+    }
+    FromWorker::GetTool { key, token, name } => {
+      let Some(run) = run_of(key) else { return Ok(()) };
+      let host = run.shared.host.clone();
+      let out = proc.out.get().cloned();
+      let answer = move |json: Option<String>| {
+        if let Some(out) = out {
+          out.send(ToWorker::ToolInfo { token, json }.encode());
+        }
+      };
+      match host.get_tool_now(&name) {
+        Some(json) => answer(json),
+        None => {
+          // The host's own getTool runs on Node's thread: wait for it off this reader.
+          let timeout = run.exec.timeout;
+          let _ = std::thread::Builder::new()
+            .name("codecall-get-tool".into())
+            .spawn(move || answer(host.get_tool(&name, timeout)));
+        }
+      }
+    }
+    FromWorker::Event { key, event } => {
+      let Some(run) = run_of(key) else { return Ok(()) };
+      if run.shared.is_completed() {
+        return Ok(());
+      }
+      let id = run.shared.id.clone();
+      let event = match event {
+        Event::ToolCallStart { call_id, tool_name, input_json, .. } => {
+          Event::ToolCallStart { execution_id: id, call_id, tool_name, input_json }
+        }
+        Event::ToolCallEnd { call_id, tool_name, input_json, ok, duration_ms, error, .. } => {
+          Event::ToolCallEnd { execution_id: id, call_id, tool_name, input_json, ok, duration_ms, error }
+        }
+        Event::Log { level, message, metadata_json, .. } => {
+          Event::Log { execution_id: id, level, message, metadata_json }
+        }
+        Event::Notify { event, payload_json, .. } => Event::Notify { execution_id: id, event, payload_json },
+      };
+      run.shared.host.event(event);
+    }
+    FromWorker::Complete { key, json } => {
+      let Some(run) = run_of(key) else { return Ok(()) };
+      check_result(&json, &run.shared.id)?;
+      release(inner, proc, &run);
+      dequeue(inner, &run);
+      run.shared.complete(Completed { outcome: Outcome::Relayed(json), logs: Vec::new(), stats: Stats::default() });
+      after_release(proc);
+    }
+  }
+  Ok(())
+}
+
+/// A worker's `ExecuteResult` must be one of the six shapes, for this execution.
+fn check_result(json: &str, id: &str) -> Result<(), String> {
+  let value: serde_json::Value = serde_json::from_str(json).map_err(|_| "result is not JSON".to_string())?;
+  let status = value.get("status").and_then(|s| s.as_str()).unwrap_or("");
+  let known = ["ok", "syntax_error", "illegal_access", "runtime_error", "tool_error", "timeout"];
+  if !known.contains(&status) {
+    return Err(format!("result has an unknown status '{status}'"));
+  }
+  let stats_id = value.get("stats").and_then(|s| s.get("executionId")).and_then(|v| v.as_str());
+  if stats_id != Some(id) {
+    return Err("result is for another execution".into());
+  }
+  Ok(())
+}
+
+fn release(_inner: &Inner, proc: &Proc, run: &Run) {
+  if lock(&proc.st).runs.remove(&run.key).is_some() {
+    proc.load.fetch_sub(1, Ordering::AcqRel);
+  }
+}
+
+/// A draining worker dies when nothing of it is left; so does a quarantine worker.
+fn after_release(proc: &Proc) {
+  if (proc.draining.load(Ordering::Acquire) || proc.quarantine) && proc.live() == 0 {
+    proc.kill();
+  }
+}
+
+fn on_death(inner: &Arc<Inner>, proc: &Arc<Proc>, violation: Option<String>, status: Option<std::process::ExitStatus>) {
+  proc.dead.store(true, Ordering::Release);
+  let (runs, was_ready) = {
+    let mut st = lock(&proc.st);
+    let was_ready = st.phase == Phase::Ready;
+    st.phase = Phase::Dead;
+    let mut runs: Vec<Arc<Run>> = st.runs.drain().map(|(_, r)| r).collect();
+    runs.append(&mut st.pending);
+    (runs, was_ready)
+  };
+  lock(&inner.state).workers.retain(|p| !Arc::ptr_eq(p, proc));
+  if inner.disposed.load(Ordering::Acquire) {
+    return;
+  }
+  let how = match (&violation, status) {
+    (Some(v), _) => format!("broke the protocol ({v}) and was killed"),
+    (None, Some(s)) => describe_exit(s),
+    (None, None) => "ended".to_string(),
+  };
+  if !was_ready {
+    for run in runs.iter().filter(|r| !r.shared.is_completed()) {
+      lock(&proc.st).pending.push(run.clone());
+    }
+    startup_failed(inner, proc, &format!("The worker process {how} before it was ready"));
+    return;
+  }
+  for run in runs {
+    if run.shared.is_completed() {
+      continue;
+    }
+    let retry = !run.called.load(Ordering::Acquire) && !run.retried.swap(true, Ordering::AcqRel);
+    if retry {
+      run.started.store(false, Ordering::Release);
+      let fresh = {
+        let mut st = lock(&inner.state);
+        new_proc(inner, &mut st, true)
+      };
+      assign(inner, &fresh, run);
+    } else {
+      dequeue(inner, &run);
+      crashed(&run, &format!("The worker process running this execution {how}"));
+    }
+  }
+}
+
+fn describe_exit(status: std::process::ExitStatus) -> String {
+  use std::os::unix::process::ExitStatusExt;
+  match (status.code(), status.signal()) {
+    (_, Some(signal)) => {
+      let name = match signal {
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGSYS => " (SIGSYS: a forbidden system call)",
+        libc::SIGBUS => " (SIGBUS)",
+        _ => "",
+      };
+      format!("was killed by signal {signal}{name}")
+    }
+    (Some(code), None) => format!("exited with code {code}"),
+    (None, None) => "ended".into(),
+  }
+}
+
+/// Sends a host answer back to the worker that asked.
+struct PipeReply {
+  out: Option<Arc<Outbox>>,
+  token: u64,
+}
+
+impl Reply for PipeReply {
+  fn send(self: Box<Self>, result: CallResult) {
+    if let Some(out) = &self.out {
+      out.send(ToWorker::Reply { token: self.token, result }.encode());
+    }
+  }
+}
+
+// ---- outbox: frames to a worker, never blocking the sender ---------------------------------
+
+struct OutState {
+  queue: VecDeque<Vec<u8>>,
+  flushing: bool,
+  closed: bool,
+}
+
+pub(super) struct Outbox {
+  pipe: ChildStdin,
+  st: Mutex<OutState>,
+  wake: Condvar,
+}
+
+impl Outbox {
+  fn new(pipe: ChildStdin) -> std::io::Result<Arc<Self>> {
+    let fd = pipe.as_raw_fd();
+    // SAFETY: `fd` is the open write end of the worker's stdin pipe, owned by `pipe`.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above; only O_NONBLOCK is added to the flags just read.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+      return Err(std::io::Error::last_os_error());
+    }
+    Ok(Arc::new(Self {
+      pipe,
+      st: Mutex::new(OutState { queue: VecDeque::new(), flushing: false, closed: false }),
+      wake: Condvar::new(),
+    }))
+  }
+
+  /// Writes what the pipe takes now; the rest goes to the writer thread. Never blocks.
+  fn send(&self, frame: Vec<u8>) -> bool {
+    let mut st = lock(&self.st);
+    if st.closed {
+      return false;
+    }
+    if st.queue.is_empty() && !st.flushing {
+      match self.write(&frame) {
+        Ok(n) if n == frame.len() => return true,
+        Ok(n) => st.queue.push_back(frame[n..].to_vec()),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => st.queue.push_back(frame),
+        Err(_) => {
+          st.closed = true;
+          return false;
+        }
+      }
+    } else {
+      st.queue.push_back(frame);
+    }
+    self.wake.notify_one();
+    true
+  }
+
+  fn write(&self, buf: &[u8]) -> std::io::Result<usize> {
+    // SAFETY: `buf` is a live slice; the fd is open for as long as `self.pipe` is.
+    let n = unsafe { libc::write(self.pipe.as_raw_fd(), buf.as_ptr().cast(), buf.len()) };
+    if n < 0 {
+      Err(std::io::Error::last_os_error())
+    } else {
+      Ok(n as usize)
+    }
+  }
+
+  fn close(&self) {
+    lock(&self.st).closed = true;
+    self.wake.notify_all();
+  }
+
+  /// The writer thread: flushes what `send` could not write at once.
+  fn flush_loop(&self) {
+    loop {
+      let mut chunk = {
+        let mut st = lock(&self.st);
+        loop {
+          if st.closed {
+            return;
+          }
+          if let Some(chunk) = st.queue.pop_front() {
+            st.flushing = true;
+            break chunk;
+          }
+          st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+      };
+      let mut done = 0;
+      while done < chunk.len() {
+        match self.write(&chunk[done..]) {
+          Ok(n) => done += n,
+          Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::Interrupted => {
+            let mut pfd = libc::pollfd { fd: self.pipe.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
+            // SAFETY: one valid pollfd; a timeout so that `close` is noticed.
+            unsafe { libc::poll(&mut pfd, 1, 200) };
+            if lock(&self.st).closed {
+              return;
+            }
+          }
+          Err(_) => {
+            lock(&self.st).closed = true;
+            return;
+          }
+        }
+      }
+      chunk.clear();
+      lock(&self.st).flushing = false;
+    }
+  }
+}

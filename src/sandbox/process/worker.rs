@@ -1,0 +1,234 @@
+//! The worker process (`codecall-worker`, `src/bin/codecall-worker.rs`): runs executions for one
+//! host on its own small thread pool, with the thread mode's engine, limits and globals.
+//!
+//! Start-up order matters under seccomp (`docs/design/process-isolation.md`): fence the process
+//! (parent death, no core, address-space limit, no inherited fds), make glibc use one arena, read
+//! the host's `Hello`, start every thread and run one execution on each, then install the filter
+//! and say `Ready`. From then on no thread is created and none exits: the process ends with
+//! `_exit` when the host closes the pipe.
+//!
+//! fd 0 carries frames from the host, fd 1 frames to it, fd 2 a panic's text.
+
+use std::collections::HashMap;
+use std::io::{BufReader, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::seccomp;
+use super::wire::{read_frame, FromWorker, ToWorker, WireError, MAX_FRAME, PROTOCOL, VERSION};
+use crate::sandbox::bridge::{Event, Host, HostCall, Reply};
+use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
+use crate::sandbox::outcome::Completed;
+use crate::sandbox::pool::{Aborter, Pool};
+use crate::sandbox::shared::Shared;
+
+/// Executor threads per worker process. Executions awaiting the host hold no thread, so two serve
+/// many; more processes (the host's `poolSize`) give more cores.
+pub const THREADS: usize = 2;
+
+/// Environment variables the host sets for its worker (the rest of the environment is cleared).
+pub const ENV_PARENT: &str = "CODECALL_PARENT_PID";
+pub const ENV_ADDRESS_SPACE: &str = "CODECALL_ADDRESS_SPACE";
+
+/// The worker's `main`. Never returns.
+pub fn main() -> ! {
+  let code = run();
+  // SAFETY: `_exit` ends the process at once, without running destructors or joining threads
+  // (worker threads never exit: under the filter, thread teardown would be a forbidden syscall).
+  unsafe { libc::_exit(code) }
+}
+
+fn run() -> i32 {
+  let parent = std::env::var(ENV_PARENT).ok().and_then(|v| v.parse::<u32>().ok());
+  let address_space = std::env::var(ENV_ADDRESS_SPACE).ok().and_then(|v| v.parse::<u64>().ok());
+  let mut warnings = seccomp::fence_self(parent, address_space);
+  seccomp::limit_malloc_arenas();
+
+  let mut input = BufReader::with_capacity(64 << 10, Stdin);
+  let mut body = Vec::new();
+  let config = match read_frame(&mut input, MAX_FRAME, &mut body).and_then(|k| ToWorker::decode(k, &body)) {
+    Ok(ToWorker::Hello { config }) => config,
+    Ok(_) => return 2,
+    Err(WireError::Closed) => return 0,
+    Err(_) => return 2,
+  };
+
+  let router = Arc::new(Router::default());
+  let mut config = config;
+  config.pool_size = THREADS;
+  config.max_queue = usize::MAX;
+  let pool = match Pool::for_worker_process(Arc::new(config)) {
+    Ok(pool) => pool,
+    Err(message) => {
+      warnings.push(message);
+      return 3;
+    }
+  };
+  warm_up(&pool);
+  let seccomp = seccomp::install_filter();
+  send(&FromWorker::Ready { protocol: PROTOCOL, version: VERSION.into(), seccomp, warnings }.encode());
+
+  let aborter = pool.aborter();
+  loop {
+    let msg = match read_frame(&mut input, MAX_FRAME, &mut body).and_then(|k| ToWorker::decode(k, &body)) {
+      Ok(msg) => msg,
+      Err(WireError::Closed) => return 0,
+      Err(_) => return 2,
+    };
+    match msg {
+      ToWorker::Start { key, id, script, exec } => start(&pool, &router, key, id, script, exec),
+      ToWorker::Reply { token, result } => {
+        let reply = lock(&router.replies).remove(&token);
+        if let Some(reply) = reply {
+          reply.send(result);
+        }
+      }
+      ToWorker::ToolInfo { token, json } => {
+        if let Some(tx) = lock(&router.tools).remove(&token) {
+          let _ = tx.try_send(json);
+        }
+      }
+      ToWorker::Stop { key } => stop(&aborter, &router, key),
+      ToWorker::Hello { .. } => return 2,
+    }
+  }
+}
+
+fn start(pool: &Pool, router: &Arc<Router>, key: u64, id: String, script: String, exec: ExecuteConfig) {
+  let host = Arc::new(PipeHost { key, router: router.clone() });
+  let shared = Arc::new(Shared::new(id, host, exec.timeout));
+  lock(&router.executions).insert(key, shared.clone());
+  pool.submit(script, exec, shared);
+}
+
+fn stop(aborter: &Aborter, router: &Router, key: u64) {
+  let shared = lock(&router.executions).get(&key).cloned();
+  if let Some(shared) = shared {
+    aborter.abort(&shared);
+  }
+}
+
+/// Runs one small execution on every executor thread at once, so that each thread has made every
+/// system call of its start-up (thread-local set-up, first allocations, a QuickJS runtime) before
+/// the filter goes in.
+fn warm_up(pool: &Pool) {
+  let (tx, rx) = std::sync::mpsc::channel();
+  let host: Arc<dyn Host> = Arc::new(WarmUpHost(Mutex::new(tx)));
+  let sandbox = SandboxConfig::default();
+  for i in 0..THREADS {
+    let mut exec = ExecuteConfig::new(&sandbox);
+    exec.timeout = Duration::from_secs(10);
+    let shared = Arc::new(Shared::new(format!("warm-up-{i}"), host.clone(), exec.timeout));
+    pool.submit("const o = { a: [1, 2, 3], s: 'x'.repeat(1000) }; JSON.stringify(o).length".into(), exec, shared);
+  }
+  for _ in 0..THREADS {
+    let _ = rx.recv_timeout(Duration::from_secs(10));
+  }
+}
+
+struct WarmUpHost(Mutex<std::sync::mpsc::Sender<()>>);
+
+impl Host for WarmUpHost {
+  fn call(&self, _call: HostCall, _reply: Box<dyn Reply>) {}
+  fn event(&self, _event: Event) {}
+  fn get_tool(&self, _name: &str, _timeout: Duration) -> Option<String> {
+    None
+  }
+  fn complete(&self, _completed: Completed) {
+    let _ = lock(&self.0).send(());
+  }
+}
+
+/// What the worker's host adapters share: executions by key, and the answers they wait for.
+#[derive(Default)]
+struct Router {
+  next_token: AtomicU64,
+  executions: Mutex<HashMap<u64, Arc<Shared>>>,
+  replies: Mutex<HashMap<u64, Box<dyn Reply>>>,
+  tools: Mutex<HashMap<u64, SyncSender<Option<String>>>>,
+}
+
+impl Router {
+  fn token(&self) -> u64 {
+    self.next_token.fetch_add(1, Ordering::Relaxed) + 1
+  }
+}
+
+/// The bridge's host side inside a worker: every message becomes a frame to the real host.
+struct PipeHost {
+  key: u64,
+  router: Arc<Router>,
+}
+
+impl Host for PipeHost {
+  fn call(&self, call: HostCall, reply: Box<dyn Reply>) {
+    let token = self.router.token();
+    lock(&self.router.replies).insert(token, reply);
+    send(&FromWorker::Call { key: self.key, token, call }.encode());
+  }
+
+  fn event(&self, event: Event) {
+    send(&FromWorker::Event { key: self.key, event }.encode());
+  }
+
+  fn get_tool(&self, name: &str, timeout: Duration) -> Option<String> {
+    let token = self.router.token();
+    let (tx, rx) = sync_channel(1);
+    lock(&self.router.tools).insert(token, tx);
+    send(&FromWorker::GetTool { key: self.key, token, name: name.to_string() }.encode());
+    let answer = rx.recv_timeout(timeout).ok().flatten();
+    lock(&self.router.tools).remove(&token);
+    answer
+  }
+
+  fn started(&self) {
+    send(&FromWorker::Started { key: self.key }.encode());
+  }
+
+  fn complete(&self, completed: Completed) {
+    lock(&self.router.executions).remove(&self.key);
+    send(&FromWorker::Complete { key: self.key, json: completed.to_json() }.encode());
+  }
+}
+
+/// Serializes writes of whole frames to fd 1.
+static OUT: Mutex<()> = Mutex::new(());
+
+fn send(frame: &[u8]) {
+  let _guard = lock(&OUT);
+  let mut rest = frame;
+  while !rest.is_empty() {
+    // SAFETY: `rest` is a live slice; fd 1 is the pipe to the host for the life of the process.
+    let n = unsafe { libc::write(1, rest.as_ptr().cast(), rest.len()) };
+    if n > 0 {
+      rest = &rest[n as usize..];
+    } else if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+      continue;
+    } else {
+      // The host is gone: nothing is left to do.
+      // SAFETY: see `main`.
+      unsafe { libc::_exit(0) }
+    }
+  }
+}
+
+/// fd 0, read with plain `read(2)` (std's `Stdin` would add its own buffer and lock).
+struct Stdin;
+
+impl Read for Stdin {
+  fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+    // SAFETY: `buf` is a live, writable slice of `buf.len()` bytes.
+    let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+      Err(std::io::Error::last_os_error())
+    } else {
+      Ok(n as usize)
+    }
+  }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+  m.lock().unwrap_or_else(|p| p.into_inner())
+}

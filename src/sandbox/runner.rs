@@ -1,0 +1,127 @@
+//! The pool behind a `Sandbox`: threads of this process or worker processes (`api.md` §2.6).
+//! Both take the same jobs and deliver results the same way; only where the engine runs differs.
+
+use std::sync::{Arc, Mutex};
+
+use std::thread::JoinHandle;
+
+use super::config::{ExecuteConfig, Isolation, SandboxConfig};
+use super::pool::{Aborter, Pool};
+#[cfg(unix)]
+use super::process::pool::{ProcessAborter, ProcessPool};
+use super::bridge::Event;
+use super::shared::Shared;
+
+pub enum Runner {
+  Thread(Pool),
+  #[cfg(unix)]
+  Process(ProcessPool),
+}
+
+#[derive(Clone)]
+pub enum RunnerAborter {
+  Thread(Aborter),
+  #[cfg(unix)]
+  Process(ProcessAborter),
+}
+
+impl Runner {
+  /// Starts the pool `config.isolation` asks for. Without a worker executable, process isolation
+  /// falls back to threads and says so in `warnings`.
+  pub fn new(config: Arc<SandboxConfig>, warnings: Arc<Mutex<Warnings>>) -> Result<Self, String> {
+    match config.isolation {
+      Isolation::Thread => Pool::new(config).map(Runner::Thread),
+      #[cfg(unix)]
+      Isolation::Process => match super::process::locate::worker_path() {
+        Ok(exe) => ProcessPool::new(config, exe, warnings).map(Runner::Process),
+        Err(why) => {
+          warnings.lock().unwrap_or_else(|p| p.into_inner()).push(format!(
+            "isolation 'process' is not available ({why}): scripts run in threads of this process"
+          ));
+          Pool::new(config).map(Runner::Thread)
+        }
+      },
+      #[cfg(not(unix))]
+      Isolation::Process => {
+        warnings
+          .lock()
+          .unwrap_or_else(|p| p.into_inner())
+          .push("isolation 'process' is not supported on this platform: scripts run in threads".into());
+        Pool::new(config).map(Runner::Thread)
+      }
+    }
+  }
+
+  pub fn submit(&self, script: String, exec: ExecuteConfig, shared: Arc<Shared>) {
+    match self {
+      Self::Thread(pool) => pool.submit(script, exec, shared),
+      #[cfg(unix)]
+      Self::Process(pool) => pool.submit(script, exec, shared),
+    }
+  }
+
+  pub fn aborter(&self) -> RunnerAborter {
+    match self {
+      Self::Thread(pool) => RunnerAborter::Thread(pool.aborter()),
+      #[cfg(unix)]
+      Self::Process(pool) => RunnerAborter::Process(pool.aborter()),
+    }
+  }
+
+  pub fn dispose(&mut self) -> Vec<JoinHandle<()>> {
+    match self {
+      Self::Thread(pool) => pool.dispose(),
+      #[cfg(unix)]
+      Self::Process(pool) => pool.dispose(),
+    }
+  }
+
+  pub fn is_disposed(&self) -> bool {
+    match self {
+      Self::Thread(pool) => pool.is_disposed(),
+      #[cfg(unix)]
+      Self::Process(pool) => pool.is_disposed(),
+    }
+  }
+}
+
+impl RunnerAborter {
+  pub fn abort(&self, shared: &Arc<Shared>) {
+    match self {
+      Self::Thread(a) => a.abort(shared),
+      #[cfg(unix)]
+      Self::Process(a) => a.abort(shared),
+    }
+  }
+}
+
+/// Warnings of a sandbox: every one is kept (the `warnings` field), and each is also sent once,
+/// as a `log` event, to the next execution that has a host to receive it.
+#[derive(Default)]
+pub struct Warnings {
+  pub all: Vec<String>,
+  pub unsent: Vec<String>,
+}
+
+impl Warnings {
+  pub fn push(&mut self, message: String) {
+    if !self.all.contains(&message) {
+      self.all.push(message.clone());
+      self.unsent.push(message);
+    }
+  }
+
+  /// Sends the unsent warnings to one execution's host.
+  pub fn deliver(warnings: &Mutex<Warnings>, shared: &Shared) {
+    let unsent = std::mem::take(&mut warnings.lock().unwrap_or_else(|p| p.into_inner()).unsent);
+    for message in unsent {
+      shared.host.event(Event::Log {
+        execution_id: shared.id.clone(),
+        level: "warning".into(),
+        message,
+        metadata_json: Some("{\"source\":\"codecall\"}".into()),
+      });
+    }
+  }
+}
+
