@@ -84,7 +84,8 @@ describe('the bridge over pipes behaves as in threads', () => {
         throw Object.assign(new Error('denied'), { code: 'E_AUTH' })
       },
     })
-    expect(failing).toMatchObject({ status: 'tool_error', error: { code: 'TOOL_EXECUTION_ERROR', toolName: 'x' } })
+    // The host error's own code is kept (api.md §2.3).
+    expect(failing).toMatchObject({ status: 'tool_error', error: { code: 'E_AUTH', toolName: 'x', message: 'denied' } })
 
     const slow = await proc.execute("return await callTool('slow')", { callTool: () => new Promise(() => {}) }, { timeoutMs: 150 })
     expect(slow).toMatchObject({ status: 'timeout', error: { code: 'TIMEOUT', message: 'Script execution timed out after 150ms' } })
@@ -94,7 +95,7 @@ describe('the bridge over pipes behaves as in threads', () => {
     setTimeout(() => controller.abort(), 30)
     expect(await aborted).toMatchObject({ status: 'runtime_error', error: { code: 'EXECUTION_ABORTED', source: 'sandbox' } })
 
-    const oom = await sandbox({ isolation: 'process', preset: 'balanced', memoryLimitBytes: 4 << 20 }).execute(
+    const oom = await sandbox({ isolation: 'process', preset: 'balanced', maxIterations: 1e9, memoryLimitBytes: 4 << 20 }).execute(
       "const a = []; for (let i = 0; i < 1e7; i++) a.push('x' + i); return a.length",
     )
     expect(oom).toMatchObject({ status: 'runtime_error', error: { code: 'MEMORY_LIMIT_EXCEEDED' } })
@@ -104,11 +105,11 @@ describe('the bridge over pipes behaves as in threads', () => {
   })
 
   it('many executions awaiting tools share few workers', async () => {
-    const sb = sandbox({ isolation: 'process', poolSize: 2 })
+    const sb = sandbox({ isolation: 'process', poolSize: 2, maxQueue: 5000 })
     let release!: () => void
     const gate = new Promise<void>((r) => (release = r))
     const runs = Array.from({ length: 2000 }, (_, i) =>
-      sb.execute(`return (await callTool('wait', { i })).i`, { callTool: async (_n, input) => (await gate, input) }),
+      sb.execute(`return (await callTool('wait', input)).i`, { callTool: async (_n, input) => (await gate, input) }, { input: { i } }),
     )
     setTimeout(release, 200)
     const results = await Promise.all(runs)

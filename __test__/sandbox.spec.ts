@@ -393,17 +393,23 @@ describe('limits', () => {
     expect(r).toMatchObject({ status: 'illegal_access', error: { kind: 'ScriptTooLarge' } })
   })
 
-  it('maxQueue and queueTimeoutMs', async () => {
-    const sb = sandbox({ poolSize: 1, maxQueue: 1, queueTimeoutMs: 100, preset: 'balanced', maxIterations: 1e12, timeoutMs: 1000 })
-    const busy = sb.execute('while (true) {}')
-    await new Promise((r) => setTimeout(r, 50))
-    const queued = sb.execute('return 1')
-    const full = sb.execute('return 2')
-    const [b, q, f] = await Promise.all([busy, queued, full])
-    expect(b.status).toBe('timeout')
-    expect(q).toMatchObject({ status: 'runtime_error', error: { source: 'sandbox', code: 'QUEUE_TIMEOUT' } })
-    expect(f).toMatchObject({ status: 'runtime_error', error: { source: 'sandbox', code: 'QUEUE_FULL' } })
-  })
+  for (const isolation of ['thread', 'process'] as const) {
+    it(`maxQueue and queueTimeoutMs (${isolation})`, async () => {
+      const sb = sandbox({ isolation, poolSize: 1, maxQueue: 1, queueTimeoutMs: 100, preset: 'balanced', maxIterations: 1e12, timeoutMs: 1000 })
+      // One worker thread, or one worker process with its two executor threads, kept busy.
+      const busy = []
+      for (let i = 0; i < (sb.isolation === 'process' ? 2 : 1); i++) {
+        busy.push(sb.execute('while (true) {}'))
+        await new Promise((r) => setTimeout(r, 60))
+      }
+      const queued = sb.execute('return 1')
+      const full = sb.execute('return 2')
+      const [q, f, ...b] = await Promise.all([queued, full, ...busy])
+      for (const r of b) expect(r.status).toBe('timeout')
+      expect(q).toMatchObject({ status: 'runtime_error', error: { source: 'sandbox', code: 'QUEUE_TIMEOUT' } })
+      expect(f).toMatchObject({ status: 'runtime_error', error: { source: 'sandbox', code: 'QUEUE_FULL' } })
+    })
+  }
 
   it('AbortSignal ends a run with EXECUTION_ABORTED', async () => {
     const sb = sandbox()
