@@ -26,7 +26,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::wire::{read_frame, FromWorker, ToWorker, WireError, PROTOCOL, VERSION};
+use super::wire::{read_frame, FromWorker, SpinRead, ToWorker, WireError, PROTOCOL, VERSION};
 use super::worker::{ENV_ADDRESS_SPACE, ENV_PARENT, THREADS};
 use crate::common::ErrorCode;
 use crate::sandbox::bridge::{CallResult, Event, Reply};
@@ -39,6 +39,8 @@ use crate::sandbox::shared::{Shared, Stop};
 const REPORT_GRACE: Duration = Duration::from_millis(40);
 /// How long a worker that overran a deadline may keep running its other executions.
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+/// How long a reader spins for a worker's next frame before it sleeps (see `wire::SpinRead`).
+const READ_SPIN: Duration = Duration::from_micros(150);
 /// How long a new worker may take to say `Ready`.
 const STARTUP_LIMIT: Duration = Duration::from_secs(10);
 
@@ -632,7 +634,10 @@ fn startup_failed(inner: &Arc<Inner>, proc: &Arc<Proc>, message: &str) {
 
 fn read_loop(inner: Weak<Inner>, proc: Arc<Proc>, stdout: ChildStdout) {
   let limit = inner.upgrade().map_or(super::wire::MAX_FRAME, |i| i.frame_limit);
-  let mut reader = BufReader::with_capacity(256 << 10, stdout);
+  let pipe = SpinRead::new(stdout.as_raw_fd(), READ_SPIN);
+  // `stdout` owns the fd; `pipe` only reads it, and both live until this function returns.
+  let _owner = stdout;
+  let mut reader = BufReader::with_capacity(256 << 10, pipe);
   let mut body = Vec::new();
   let why = loop {
     let msg = read_frame(&mut reader, limit, &mut body).and_then(|kind| FromWorker::decode(kind, &body));

@@ -94,6 +94,11 @@ pub fn limit_malloc_arenas() {
   // SAFETY: mallopt only changes a malloc tunable; it takes no pointers.
   unsafe {
     libc::mallopt(libc::M_ARENA_MAX, 1);
+    // Keep freed heap instead of giving it back after every execution (a runtime's heap is freed
+    // and allocated again for the next one: trimming and growing it costs brk calls and page faults).
+    libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
+    libc::mallopt(libc::M_TOP_PAD, 4 << 20);
+    libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
   }
 }
 
@@ -241,6 +246,10 @@ mod filter {
     Rule::Any(libc::SYS_sched_yield),
     Rule::Any(libc::SYS_sched_getaffinity),
     Rule::Any(libc::SYS_getrandom),
+    // Waiting for the host's next frame after a short spin (`wire::SpinRead`); it only waits.
+    Rule::Any(libc::SYS_ppoll),
+    #[cfg(target_arch = "x86_64")]
+    Rule::Any(libc::SYS_poll),
     Rule::Any(libc::SYS_exit_group),
     Rule::Any(libc::SYS_exit),
   ];
@@ -404,6 +413,9 @@ mod tests {
       libc::SYS_sched_yield,
       libc::SYS_sched_getaffinity,
       libc::SYS_getrandom,
+      libc::SYS_ppoll,
+      #[cfg(target_arch = "x86_64")]
+      libc::SYS_poll,
     ];
     let allowed = if nr == libc::SYS_read {
       fd == 0
@@ -450,6 +462,7 @@ mod tests {
       ("sched_yield", libc::SYS_sched_yield, args(0, 0)),
       ("sched_getaffinity", libc::SYS_sched_getaffinity, args(0, 0x7ffc_0000)),
       ("getrandom", libc::SYS_getrandom, args(0x7ffc_0000, 0)),
+      ("ppoll", libc::SYS_ppoll, args(0x7ffc_0000, 0)),
     ];
     for &(name, nr, args) in cases {
       assert_eq!(verdict(nr, args), ALLOW, "{name} should be allowed");

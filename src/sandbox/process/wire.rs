@@ -466,6 +466,58 @@ fn read_execute_config(d: &mut Dec) -> Result<ExecuteConfig, WireError> {
   })
 }
 
+/// Reads a pipe set to `O_NONBLOCK`: when it is empty, spins (yielding) for `spin` before it
+/// sleeps in `poll`, because the next frame of a conversation (a tool's answer, the next script)
+/// usually comes within microseconds, and waking a sleeping thread costs tens of them.
+#[cfg(unix)]
+pub struct SpinRead {
+  pub fd: std::os::fd::RawFd,
+  pub spin: Duration,
+}
+
+#[cfg(unix)]
+impl SpinRead {
+  /// Puts `fd` in non-blocking mode. If that fails the fd stays blocking, and reads simply block.
+  pub fn new(fd: std::os::fd::RawFd, spin: Duration) -> Self {
+    // SAFETY: fcntl on an fd the caller owns; only O_NONBLOCK is added to its flags.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags >= 0 {
+      // SAFETY: as above.
+      unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) };
+    }
+    Self { fd, spin }
+  }
+}
+
+#[cfg(unix)]
+impl Read for SpinRead {
+  fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut since: Option<std::time::Instant> = None;
+    loop {
+      // SAFETY: `buf` is a live, writable slice of `buf.len()` bytes.
+      let n = unsafe { libc::read(self.fd, buf.as_mut_ptr().cast(), buf.len()) };
+      if n >= 0 {
+        return Ok(n as usize);
+      }
+      let e = std::io::Error::last_os_error();
+      match e.kind() {
+        std::io::ErrorKind::Interrupted => {}
+        std::io::ErrorKind::WouldBlock => {
+          let start = *since.get_or_insert_with(std::time::Instant::now);
+          if start.elapsed() < self.spin {
+            std::thread::yield_now();
+          } else {
+            let mut pfd = libc::pollfd { fd: self.fd, events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd, waiting without a timeout until the pipe is readable or closed.
+            unsafe { libc::poll(&mut pfd, 1, -1) };
+          }
+        }
+        _ => return Err(e),
+      }
+    }
+  }
+}
+
 /// Reads one frame: `(kind, body)`. `Closed` at a clean end of stream between frames.
 pub fn read_frame(reader: &mut impl Read, limit: usize, body: &mut Vec<u8>) -> Result<u8, WireError> {
   let mut head = [0u8; 4];

@@ -10,14 +10,14 @@
 //! fd 0 carries frames from the host, fd 1 frames to it, fd 2 a panic's text.
 
 use std::collections::HashMap;
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::seccomp;
-use super::wire::{read_frame, FromWorker, ToWorker, WireError, MAX_FRAME, PROTOCOL, VERSION};
+use super::wire::{read_frame, FromWorker, SpinRead, ToWorker, WireError, MAX_FRAME, PROTOCOL, VERSION};
 use crate::sandbox::bridge::{Event, Host, HostCall, Reply};
 use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
 use crate::sandbox::outcome::Completed;
@@ -27,6 +27,9 @@ use crate::sandbox::shared::Shared;
 /// Executor threads per worker process. Executions awaiting the host hold no thread, so two serve
 /// many; more processes (the host's `poolSize`) give more cores.
 pub const THREADS: usize = 2;
+
+/// How long the frame reader spins for the host's next frame before it sleeps.
+const SPIN: Duration = Duration::from_micros(150);
 
 /// Environment variables the host sets for its worker (the rest of the environment is cleared).
 pub const ENV_PARENT: &str = "CODECALL_PARENT_PID";
@@ -46,7 +49,7 @@ fn run() -> i32 {
   let mut warnings = seccomp::fence_self(parent, address_space);
   seccomp::limit_malloc_arenas();
 
-  let mut input = BufReader::with_capacity(64 << 10, Stdin);
+  let mut input = BufReader::with_capacity(64 << 10, SpinRead::new(0, SPIN));
   let mut body = Vec::new();
   let config = match read_frame(&mut input, MAX_FRAME, &mut body).and_then(|k| ToWorker::decode(k, &body)) {
     Ok(ToWorker::Hello { config }) => config,
@@ -210,21 +213,6 @@ fn send(frame: &[u8]) {
       // The host is gone: nothing is left to do.
       // SAFETY: see `main`.
       unsafe { libc::_exit(0) }
-    }
-  }
-}
-
-/// fd 0, read with plain `read(2)` (std's `Stdin` would add its own buffer and lock).
-struct Stdin;
-
-impl Read for Stdin {
-  fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-    // SAFETY: `buf` is a live, writable slice of `buf.len()` bytes.
-    let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
-    if n < 0 {
-      Err(std::io::Error::last_os_error())
-    } else {
-      Ok(n as usize)
     }
   }
 }
