@@ -2,6 +2,7 @@
 // a child Node process (fixtures/process-scenarios.mjs): its workers are its own, and a crash
 // that reached the host would end that child, not the test runner.
 import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 
 import { afterAll, describe, expect, it } from 'vitest'
@@ -21,6 +22,8 @@ function scenario(name: string, env: Record<string, string> = {}): Record<string
   return JSON.parse(out.trim().split('\n').pop() ?? '{}')
 }
 const withHooks = { CODECALL_WORKER_PATH: HOOKS_WORKER }
+// Built by the globalSetup wherever cargo exists (always in .ci/run).
+const hooks = linux && existsSync(HOOKS_WORKER)
 
 const sandboxes: Sandbox[] = []
 function sandbox(options?: ConstructorParameters<typeof Sandbox>[0]) {
@@ -172,7 +175,7 @@ describe.runIf(linux)('worker processes (Linux)', () => {
     expect(r.left).toBe(1)
   })
 
-  it('a crashing worker: the host survives, that run is WORKER_CRASHED, other workers carry on', () => {
+  it.runIf(hooks)('a crashing worker: the host survives, that run is WORKER_CRASHED, other workers carry on', () => {
     const r = scenario('crash', withHooks)
     expect(r.crash).toBe('WORKER_CRASHED')
     expect(r.message).toMatch(/signal/)
@@ -183,7 +186,7 @@ describe.runIf(linux)('worker processes (Linux)', () => {
     expect(r.left).toBeLessThanOrEqual(2)
   })
 
-  it('a crash retries neighbours that had not called a tool, on a fresh worker', () => {
+  it.runIf(hooks)('a crash retries neighbours that had not called a tool, on a fresh worker', () => {
     const r = scenario('neighbours', withHooks)
     expect(r.crash).toBe('WORKER_CRASHED')
     expect(r.withTool).toBe('WORKER_CRASHED')
@@ -193,7 +196,7 @@ describe.runIf(linux)('worker processes (Linux)', () => {
     expect(r.left).toBe(1)
   })
 
-  it('seccomp: an open() from inside the worker kills it, and only it', () => {
+  it.runIf(hooks)('seccomp: an open() from inside the worker kills it, and only it', () => {
     const r = scenario('seccomp', withHooks)
     expect(r.code).toBe('WORKER_CRASHED')
     expect(r.message).toMatch(/SIGSYS/)

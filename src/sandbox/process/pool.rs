@@ -41,6 +41,10 @@ const REPORT_GRACE: Duration = Duration::from_millis(40);
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 /// How long a reader spins for a worker's next frame before it sleeps (see `wire::SpinRead`).
 const READ_SPIN: Duration = Duration::from_micros(150);
+/// RLIMIT_AS of a worker, before the heaps of the executions running at once.
+const ADDRESS_SPACE_BASE: u64 = 16 << 30;
+/// At most this many fresh workers take the retries of one dead worker.
+const MAX_QUARANTINE: usize = 4;
 /// How long a new worker may take to say `Ready`.
 const STARTUP_LIMIT: Duration = Duration::from_secs(10);
 
@@ -58,6 +62,8 @@ struct Run {
   called: AtomicBool,
   /// Already retried once.
   retried: AtomicBool,
+  /// Host calls the worker asked for, checked against `maxToolCalls` again on this side.
+  calls: AtomicU64,
   worker: Mutex<Weak<Proc>>,
 }
 
@@ -192,9 +198,9 @@ impl ProcessPool {
       .saturating_mul(2)
       .saturating_add(16 << 20)
       .min(super::wire::MAX_FRAME);
-    // Address space: the executable and libraries, thread stacks, and a few heaps at their limit.
-    let address_space =
-      (1u64 << 30).saturating_add(config.memory_limit_bytes.saturating_mul(THREADS as u64 + 2)).max(2 << 30);
+    // Address space: a fence against runaway native allocation, not a budget (each execution's
+    // heap has its own limit). Thousands of executions parked on one worker need a few GiB.
+    let address_space = ADDRESS_SPACE_BASE.saturating_add(config.memory_limit_bytes.saturating_mul(THREADS as u64 + 2));
     let inner = Arc::new(Inner {
       config,
       exe,
@@ -241,6 +247,7 @@ impl ProcessPool {
       dequeued: AtomicBool::new(false),
       called: AtomicBool::new(false),
       retried: AtomicBool::new(false),
+      calls: AtomicU64::new(0),
       worker: Mutex::new(Weak::new()),
     });
     let at = run.shared.submitted + Duration::from_millis(inner.config.queue_timeout_ms);
@@ -695,7 +702,12 @@ fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(),
         pending
       };
       for run in pending {
-        if run.shared.is_completed() {
+        if run.shared.is_completed() || run.shared.stop() != Stop::Running {
+          // Aborted or timed out in the queue while the worker was starting: never sent.
+          if !run.shared.is_completed() {
+            report_stop(&run.shared);
+          }
+          dequeue(inner, &run);
           release(inner, proc, &run);
           continue;
         }
@@ -718,11 +730,18 @@ fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(),
       if run.shared.is_completed() {
         return Ok(());
       }
+      // The worker enforces the limits; the host checks them again, so that even a compromised
+      // worker can reach only what its execution could.
+      let refused = check_call(inner, &run, &call)?;
       run.called.store(true, Ordering::Release);
+      let reply = Box::new(PipeReply { out: proc.out.get().cloned(), token });
+      if let Some(failure) = refused {
+        reply.send(CallResult::Err(failure));
+        return Ok(());
+      }
       run.shared.note_tool_call();
       call.execution_id = run.shared.id.clone();
-      let out = proc.out.get().cloned();
-      run.shared.host.call(call, Box::new(PipeReply { out, token }));
+      run.shared.host.call(call, reply);
     }
     FromWorker::GetTool { key, token, name } => {
       let Some(run) = run_of(key) else { return Ok(()) };
@@ -774,6 +793,47 @@ fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(),
     }
   }
   Ok(())
+}
+
+/// A call must be one the execution's own checks would have let through (`api.md` §2.3).
+/// `Err` is a violation (the worker is killed); `Ok(Some(_))` refuses this call only.
+fn check_call(
+  inner: &Inner,
+  run: &Run,
+  call: &crate::sandbox::bridge::HostCall,
+) -> Result<Option<crate::sandbox::bridge::HostFailure>, String> {
+  use crate::sandbox::bridge::CallTarget;
+  let calls = run.calls.fetch_add(1, Ordering::AcqRel) + 1;
+  if calls > run.exec.max_tool_calls {
+    return Err(format!("more than {} tool calls in one execution", run.exec.max_tool_calls));
+  }
+  match call.target {
+    CallTarget::Tool => {
+      if inner.config.policy.self_reference.matches(&call.name) {
+        return Err(format!("a call of the engine's own tool '{}'", call.name));
+      }
+      if let Some(allowed) = &run.exec.allowed_tools {
+        if !allowed.iter().any(|t| t == &call.name) {
+          return Err(format!("a call of '{}', which is not in allowedTools", call.name));
+        }
+      }
+      // Where the host answers getTool at once (the engine's registry), unknown tools are refused
+      // (an answer, not a violation: the tool may have been removed since the worker looked).
+      if run.exec.host_get_tool && matches!(run.shared.host.get_tool_now(&call.name), Some(None)) {
+        return Ok(Some(crate::sandbox::bridge::HostFailure {
+          message: format!("Tool '{}' was not found", call.name),
+          code: Some(ErrorCode::ToolNotFound.as_str().into()),
+          details_json: None,
+        }));
+      }
+    }
+    CallTarget::Function => {
+      if !run.exec.functions.iter().any(|f| f == &call.name) {
+        return Err(format!("a call of host function '{}', which the host did not offer", call.name));
+      }
+    }
+  }
+  Ok(None)
 }
 
 /// A worker's `ExecuteResult` must be one of the six shapes, for this execution.
@@ -830,6 +890,14 @@ fn on_death(inner: &Arc<Inner>, proc: &Arc<Proc>, violation: Option<String>, sta
     startup_failed(inner, proc, &format!("The worker process {how} before it was ready"));
     return;
   }
+  // Retries go to fresh quarantine workers: one each when there are few, so that a script that
+  // crashes every worker it runs on takes only itself down; spread over `MAX_QUARANTINE` when a
+  // crash took many executions with it (never thousands of processes at once).
+  let retriable = runs
+    .iter()
+    .filter(|r| !r.shared.is_completed() && !r.called.load(Ordering::Acquire) && !r.retried.load(Ordering::Acquire))
+    .count();
+  let mut quarantine: Vec<Arc<Proc>> = Vec::new();
   for run in runs {
     if run.shared.is_completed() {
       continue;
@@ -837,9 +905,14 @@ fn on_death(inner: &Arc<Inner>, proc: &Arc<Proc>, violation: Option<String>, sta
     let retry = !run.called.load(Ordering::Acquire) && !run.retried.swap(true, Ordering::AcqRel);
     if retry {
       run.started.store(false, Ordering::Release);
-      let fresh = {
+      let fresh = if retriable <= MAX_QUARANTINE || quarantine.len() < MAX_QUARANTINE {
         let mut st = lock(&inner.state);
-        new_proc(inner, &mut st, true)
+        let p = new_proc(inner, &mut st, true);
+        quarantine.push(p.clone());
+        p
+      } else {
+        let i = quarantine.iter().enumerate().min_by_key(|(_, p)| p.load.load(Ordering::Acquire)).map_or(0, |(i, _)| i);
+        quarantine[i].clone()
       };
       assign(inner, &fresh, run);
     } else {
