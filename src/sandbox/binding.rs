@@ -24,7 +24,7 @@ use super::config::{ExecuteConfig, Isolation, SandboxConfig};
 use super::json::JsonWriter;
 use super::outcome::{Completed, Outcome};
 use super::runner::{Runner, Warnings};
-use super::shared::Shared;
+use super::shared::{lock, Shared};
 use crate::common::{args, ErrorCode, Preset};
 use crate::validator::{policy::PolicyOverrides, Language};
 
@@ -189,10 +189,6 @@ impl Replies {
   fn take(&self, token: u64) -> Option<Waiting> {
     lock(&self.waiting).remove(&token)
   }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-  m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// One message for the JS dispatcher: `dispatch(kind, payload, token)`.

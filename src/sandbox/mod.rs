@@ -10,6 +10,7 @@
 //! | `process/`    | worker processes: pipe protocol, worker main, seccomp, the process pool  |
 //! | `runner`      | the pool of a sandbox: threads or processes, chosen by `isolation`      |
 //! | `shared`      | the once-only completion an execution's parties share                   |
+//! | `timers`      | the timer heap of the watchdog and the process supervisor               |
 //! | `outcome`     | the six result shapes and their JSON                                    |
 //! | `binding`     | the `Sandbox` class for JavaScript, and the host adapter on Node's thread |
 //!
@@ -26,6 +27,7 @@ pub mod pool;
 pub mod process;
 pub mod runner;
 pub mod shared;
+pub mod timers;
 
 #[cfg(test)]
 mod tests;

@@ -11,8 +11,7 @@
 //!   stuck inside a native builtin that never checks the interrupt. Such a thread is retired and
 //!   replaced, so new work never queues behind it.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -24,7 +23,8 @@ use super::bridge::CallResult;
 use super::config::{ExecuteConfig, SandboxConfig};
 use super::engine::{Engine, Execution, Job, ReplySink, Step};
 use super::outcome::Outcome;
-use super::shared::{Shared, Stop};
+use super::shared::{lock, Shared, Stop};
+use super::timers::Timers;
 use crate::common::ErrorCode;
 
 /// Worker threads' stack: QuickJS's own limit (`maxStackBytes`, at most a few MiB) plus room for
@@ -201,7 +201,7 @@ impl Aborter {
     }
     match self.0.upgrade() {
       Some(inner) => stop_execution(&inner, shared),
-      None => report_stop(shared),
+      None => shared.report_stop(),
     }
   }
 }
@@ -211,10 +211,6 @@ impl Drop for Pool {
     // Without an explicit dispose, threads are told to stop but not waited for.
     drop(self.dispose());
   }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-  m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The worker with the fewest live executions; ties go round-robin, so that back-to-back
@@ -436,22 +432,8 @@ fn stop_execution(inner: &Arc<Inner>, shared: &Arc<Shared>) {
       }
     }
     // Not started yet: nothing runs, report now.
-    None => report_stop(shared),
+    None => shared.report_stop(),
   }
-}
-
-fn report_stop(shared: &Shared) {
-  let outcome = match shared.stop() {
-    Stop::Timeout | Stop::Running => Outcome::Timeout { timeout_ms: shared.timeout.as_millis() as u64 },
-    Stop::Aborted => Outcome::sandbox(ErrorCode::ExecutionAborted, "Execution was aborted by its AbortSignal"),
-    Stop::Disposed => {
-      Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox was disposed before this execution finished")
-    }
-    Stop::QueueTimeout => {
-      Outcome::sandbox(ErrorCode::QueueTimeout, "Execution waited too long in the queue (queueTimeoutMs)")
-    }
-  };
-  shared.complete_from_outside(outcome);
 }
 
 // ---- watchdog ------------------------------------------------------------------------------
@@ -466,62 +448,39 @@ enum Timer {
   Report,
 }
 
-struct Entry {
-  at: Instant,
-  seq: u64,
-  timer: Timer,
-  shared: Arc<Shared>,
-}
-
-impl PartialEq for Entry {
-  fn eq(&self, other: &Self) -> bool {
-    (self.at, self.seq) == (other.at, other.seq)
-  }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-  fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-    Some(self.cmp(other))
-  }
-}
-impl Ord for Entry {
-  fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-    (self.at, self.seq).cmp(&(other.at, other.seq))
-  }
+#[derive(Default)]
+struct WatchdogState {
+  timers: Timers<(Timer, Arc<Shared>)>,
+  shutdown: bool,
 }
 
 #[derive(Default)]
 struct Watchdog {
-  timers: Mutex<(BinaryHeap<Reverse<Entry>>, u64, bool)>,
+  state: Mutex<WatchdogState>,
   wake: Condvar,
 }
 
 impl Watchdog {
   fn add(&self, at: Instant, timer: Timer, shared: Arc<Shared>) {
-    let mut guard = lock(&self.timers);
-    guard.1 += 1;
-    let seq = guard.1;
-    let earliest = guard.0.peek().map(|Reverse(e)| e.at);
-    guard.0.push(Reverse(Entry { at, seq, timer, shared }));
-    if earliest.is_none_or(|e| at < e) {
+    if lock(&self.state).timers.add(at, (timer, shared)) {
       self.wake.notify_one();
     }
   }
 
   /// Every execution that still has a timer, i.e. every one that may not have finished.
   fn drain(&self) -> Vec<Arc<Shared>> {
-    let mut guard = lock(&self.timers);
+    let mut guard = lock(&self.state);
     let mut out: Vec<Arc<Shared>> = Vec::new();
-    for Reverse(entry) in guard.0.drain() {
-      if !entry.shared.is_completed() && !out.iter().any(|s| Arc::ptr_eq(s, &entry.shared)) {
-        out.push(entry.shared);
+    for (_, shared) in guard.timers.drain() {
+      if !shared.is_completed() && !out.iter().any(|s| Arc::ptr_eq(s, &shared)) {
+        out.push(shared);
       }
     }
     out
   }
 
   fn shutdown(&self) {
-    lock(&self.timers).2 = true;
+    lock(&self.state).shutdown = true;
     self.wake.notify_all();
   }
 }
@@ -532,46 +491,39 @@ const STUCK_CHECK: Duration = Duration::from_millis(100);
 fn watchdog_loop(inner: Weak<Inner>) {
   loop {
     let Some(pool) = inner.upgrade() else { return };
-    let due: Vec<Entry> = {
-      let mut guard = lock(&pool.watchdog.timers);
-      if guard.2 {
+    let due = {
+      let mut guard = lock(&pool.watchdog.state);
+      if guard.shutdown {
         return;
       }
       let now = Instant::now();
-      let next = guard.0.peek().map(|Reverse(e)| e.at);
+      let next = guard.timers.next();
       if next.is_none_or(|at| at > now) {
         let wait = next.map_or(STUCK_CHECK, |at| at.saturating_duration_since(now)).min(STUCK_CHECK);
         let (g, _) = pool.watchdog.wake.wait_timeout(guard, wait).unwrap_or_else(|p| p.into_inner());
         guard = g;
-        if guard.2 {
+        if guard.shutdown {
           return;
         }
       }
-      let now = Instant::now();
-      let mut due = Vec::new();
-      while guard.0.peek().is_some_and(|Reverse(e)| e.at <= now) {
-        if let Some(Reverse(entry)) = guard.0.pop() {
-          due.push(entry);
-        }
-      }
-      due
+      guard.timers.pop_due(Instant::now())
     };
-    for entry in due {
-      let shared = &entry.shared;
+    for (timer, shared) in due {
+      let shared = &shared;
       if shared.is_completed() {
         continue;
       }
-      match entry.timer {
+      match timer {
         Timer::Queue => {
           if !shared.is_started() && shared.request_stop(Stop::QueueTimeout) {
-            report_stop(shared);
+            shared.report_stop();
           }
         }
         Timer::Deadline => {
           shared.request_stop(Stop::Timeout);
           stop_execution(&pool, shared);
         }
-        Timer::Report => report_stop(shared),
+        Timer::Report => shared.report_stop(),
       }
     }
     replace_stuck_workers(&pool);

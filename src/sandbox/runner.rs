@@ -5,11 +5,11 @@ use std::sync::{Arc, Mutex};
 
 use std::thread::JoinHandle;
 
+use super::bridge::Event;
 use super::config::{ExecuteConfig, Isolation, SandboxConfig};
 use super::pool::{Aborter, Pool};
 #[cfg(unix)]
 use super::process::pool::{ProcessAborter, ProcessPool};
-use super::bridge::Event;
 use super::shared::Shared;
 
 pub enum Runner {
@@ -35,9 +35,10 @@ impl Runner {
       Isolation::Process => match super::process::locate::worker_path() {
         Ok(exe) => ProcessPool::new(config, exe, warnings).map(Runner::Process),
         Err(why) => {
-          warnings.lock().unwrap_or_else(|p| p.into_inner()).push(format!(
-            "isolation 'process' is not available ({why}): scripts run in threads of this process"
-          ));
+          warnings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(format!("isolation 'process' is not available ({why}): scripts run in threads of this process"));
           Pool::new(config).map(Runner::Thread)
         }
       },
@@ -124,4 +125,3 @@ impl Warnings {
     }
   }
 }
-

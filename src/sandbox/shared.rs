@@ -7,6 +7,12 @@ use std::time::{Duration, Instant};
 
 use super::bridge::Host;
 use super::outcome::{Completed, Outcome, Stats};
+use crate::common::ErrorCode;
+
+/// Locks a mutex, also after a panic elsewhere poisoned it (the data is plain and stays usable).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+  m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// Why an execution must stop, if it must.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,5 +102,21 @@ impl Shared {
       memory_bytes: None,
     };
     self.complete(Completed { outcome, logs: Vec::new(), stats })
+  }
+
+  /// Completes from outside with the outcome its stop reason stands for (`TIMEOUT`,
+  /// `EXECUTION_ABORTED`, `POOL_DISPOSED`, `QUEUE_TIMEOUT`).
+  pub fn report_stop(&self) {
+    let outcome = match self.stop() {
+      Stop::Timeout | Stop::Running => Outcome::Timeout { timeout_ms: self.timeout.as_millis() as u64 },
+      Stop::Aborted => Outcome::sandbox(ErrorCode::ExecutionAborted, "Execution was aborted by its AbortSignal"),
+      Stop::Disposed => {
+        Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox was disposed before this execution finished")
+      }
+      Stop::QueueTimeout => {
+        Outcome::sandbox(ErrorCode::QueueTimeout, "Execution waited too long in the queue (queueTimeoutMs)")
+      }
+    };
+    self.complete_from_outside(outcome);
   }
 }

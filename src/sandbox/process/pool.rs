@@ -15,8 +15,7 @@
 //! - The worker is untrusted: frames are bounded and checked, answers go only to executions of
 //!   that worker, results must be well-formed `ExecuteResult`s, and any violation kills it.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::io::BufReader;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
@@ -33,7 +32,8 @@ use crate::sandbox::bridge::{CallResult, Event, Reply};
 use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
 use crate::sandbox::outcome::{Completed, Outcome, Stats};
 use crate::sandbox::runner::Warnings;
-use crate::sandbox::shared::{Shared, Stop};
+use crate::sandbox::shared::{lock, Shared, Stop};
+use crate::sandbox::timers::Timers;
 
 /// How long after a deadline the host waits for the worker's own report.
 const REPORT_GRACE: Duration = Duration::from_millis(40);
@@ -89,7 +89,6 @@ struct Proc {
   draining: AtomicBool,
   dead: AtomicBool,
   load: AtomicUsize,
-  pid: AtomicU64,
   out: OnceLock<Arc<Outbox>>,
   child: Mutex<Option<Child>>,
   st: Mutex<ProcState>,
@@ -103,7 +102,6 @@ impl Proc {
       draining: AtomicBool::new(false),
       dead: AtomicBool::new(false),
       load: AtomicUsize::new(0),
-      pid: AtomicU64::new(0),
       out: OnceLock::new(),
       child: Mutex::new(None),
       st: Mutex::new(ProcState { phase: Phase::Starting, runs: HashMap::new(), pending: Vec::new() }),
@@ -137,34 +135,10 @@ enum What {
   Startup(Weak<Proc>),
 }
 
-struct Timer {
-  at: Instant,
-  seq: u64,
-  what: What,
-}
-
-impl PartialEq for Timer {
-  fn eq(&self, o: &Self) -> bool {
-    (self.at, self.seq) == (o.at, o.seq)
-  }
-}
-impl Eq for Timer {}
-impl PartialOrd for Timer {
-  fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-    Some(self.cmp(o))
-  }
-}
-impl Ord for Timer {
-  fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-    (self.at, self.seq).cmp(&(o.at, o.seq))
-  }
-}
-
 #[derive(Default)]
 struct State {
   workers: Vec<Arc<Proc>>,
-  timers: BinaryHeap<Reverse<Timer>>,
-  seq: u64,
+  timers: Timers<What>,
   to_spawn: Vec<Arc<Proc>>,
   queued: usize,
   shutdown: bool,
@@ -268,7 +242,7 @@ impl ProcessPool {
     if inner.disposed.swap(true, Ordering::AcqRel) {
       return Vec::new();
     }
-    let (workers, timers) = {
+    let (workers, mut timers) = {
       let mut st = lock(&inner.state);
       st.shutdown = true;
       st.to_spawn.clear();
@@ -276,8 +250,8 @@ impl ProcessPool {
     };
     inner.wake.notify_all();
     let mut runs: Vec<Arc<Run>> = Vec::new();
-    for Reverse(timer) in timers {
-      if let What::Queue(run) | What::Deadline(run) | What::Report(run) = timer.what {
+    for what in timers.drain() {
+      if let What::Queue(run) | What::Deadline(run) | What::Report(run) = what {
         runs.push(run);
       }
     }
@@ -347,7 +321,7 @@ impl ProcessAborter {
       return;
     }
     let Some(inner) = self.0.upgrade() else {
-      report_stop(shared);
+      shared.report_stop();
       return;
     };
     let run = find_run(&inner, shared);
@@ -359,7 +333,7 @@ impl ProcessAborter {
         let mut st = lock(&inner.state);
         add_timer(&inner, &mut st, Instant::now() + REPORT_GRACE, What::Report(run));
       }
-      None => report_stop(shared),
+      None => shared.report_stop(),
     }
   }
 }
@@ -372,15 +346,8 @@ fn find_run(inner: &Inner, shared: &Arc<Shared>) -> Option<Arc<Run>> {
   })
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-  m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 fn add_timer(inner: &Inner, st: &mut State, at: Instant, what: What) {
-  st.seq += 1;
-  let earliest = st.timers.peek().map(|Reverse(t)| t.at);
-  st.timers.push(Reverse(Timer { at, seq: st.seq, what }));
-  if earliest.is_none_or(|e| at < e) {
+  if st.timers.add(at, what) {
     inner.wake.notify_all();
   }
 }
@@ -431,12 +398,8 @@ fn assign(inner: &Inner, proc: &Arc<Proc>, run: Arc<Run>) {
 }
 
 fn send_start(proc: &Proc, run: &Run) {
-  let msg = ToWorker::Start {
-    key: run.key,
-    id: run.shared.id.clone(),
-    script: run.script.clone(),
-    exec: run.exec.clone(),
-  };
+  let msg =
+    ToWorker::Start { key: run.key, id: run.shared.id.clone(), script: run.script.clone(), exec: run.exec.clone() };
   proc.send(&msg);
 }
 
@@ -451,20 +414,6 @@ fn crashed(run: &Run, message: &str) {
   run.shared.complete_from_outside(Outcome::sandbox(ErrorCode::WorkerCrashed, message));
 }
 
-fn report_stop(shared: &Shared) {
-  let outcome = match shared.stop() {
-    Stop::Timeout | Stop::Running => Outcome::Timeout { timeout_ms: shared.timeout.as_millis() as u64 },
-    Stop::Aborted => Outcome::sandbox(ErrorCode::ExecutionAborted, "Execution was aborted by its AbortSignal"),
-    Stop::Disposed => {
-      Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox was disposed before this execution finished")
-    }
-    Stop::QueueTimeout => {
-      Outcome::sandbox(ErrorCode::QueueTimeout, "Execution waited too long in the queue (queueTimeoutMs)")
-    }
-  };
-  shared.complete_from_outside(outcome);
-}
-
 // ---- supervisor: spawning and timers -------------------------------------------------------
 
 fn supervise(inner: Weak<Inner>) {
@@ -477,7 +426,7 @@ fn supervise(inner: Weak<Inner>) {
           return;
         }
         let now = Instant::now();
-        let next = st.timers.peek().map(|Reverse(t)| t.at);
+        let next = st.timers.next();
         if !st.to_spawn.is_empty() || next.is_some_and(|at| at <= now) {
           break;
         }
@@ -489,14 +438,7 @@ fn supervise(inner: Weak<Inner>) {
         }
       }
       let spawn = std::mem::take(&mut st.to_spawn);
-      let now = Instant::now();
-      let mut due = Vec::new();
-      while st.timers.peek().is_some_and(|Reverse(t)| t.at <= now) {
-        if let Some(Reverse(t)) = st.timers.pop() {
-          due.push(t.what);
-        }
-      }
-      (spawn, due)
+      (spawn, st.timers.pop_due(Instant::now()))
     };
     for proc in spawn {
       spawn_proc(&pool, &proc);
@@ -511,7 +453,7 @@ fn on_timer(inner: &Arc<Inner>, what: What) {
   match what {
     What::Queue(run) => {
       if !run.started.load(Ordering::Acquire) && run.shared.request_stop(Stop::QueueTimeout) {
-        report_stop(&run.shared);
+        run.shared.report_stop();
         dequeue(inner, &run);
         if let Some(proc) = lock(&run.worker).upgrade() {
           proc.send(&ToWorker::Stop { key: run.key });
@@ -523,7 +465,7 @@ fn on_timer(inner: &Arc<Inner>, what: What) {
         return;
       }
       run.shared.request_stop(Stop::Timeout);
-      report_stop(&run.shared);
+      run.shared.report_stop();
       // Its worker is stuck in something that ignores the interrupt: no new work for it, and it
       // dies once its other executions are done (or soon anyway).
       if let Some(proc) = lock(&run.worker).upgrade() {
@@ -538,7 +480,7 @@ fn on_timer(inner: &Arc<Inner>, what: What) {
     }
     What::Report(run) => {
       if !run.shared.is_completed() {
-        report_stop(&run.shared);
+        run.shared.report_stop();
       }
     }
     What::Kill(proc) => {
@@ -578,7 +520,6 @@ fn spawn_proc(inner: &Arc<Inner>, proc: &Arc<Proc>) {
       return;
     }
   };
-  proc.pid.store(child.id().into(), Ordering::Release);
   *lock(&proc.child) = Some(child);
   let out = match Outbox::new(stdin) {
     Ok(out) => out,
@@ -705,10 +646,10 @@ fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(),
         if run.shared.is_completed() || run.shared.stop() != Stop::Running {
           // Aborted or timed out in the queue while the worker was starting: never sent.
           if !run.shared.is_completed() {
-            report_stop(&run.shared);
+            run.shared.report_stop();
           }
           dequeue(inner, &run);
-          release(inner, proc, &run);
+          release(proc, &run);
           continue;
         }
         Warnings::deliver(&inner.warnings, &run.shared);
@@ -786,7 +727,7 @@ fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(),
     FromWorker::Complete { key, json } => {
       let Some(run) = run_of(key) else { return Ok(()) };
       check_result(&json, &run.shared.id)?;
-      release(inner, proc, &run);
+      release(proc, &run);
       dequeue(inner, &run);
       run.shared.complete(Completed { outcome: Outcome::Relayed(json), logs: Vec::new(), stats: Stats::default() });
       after_release(proc);
@@ -851,7 +792,7 @@ fn check_result(json: &str, id: &str) -> Result<(), String> {
   Ok(())
 }
 
-fn release(_inner: &Inner, proc: &Proc, run: &Run) {
+fn release(proc: &Proc, run: &Run) {
   if lock(&proc.st).runs.remove(&run.key).is_some() {
     proc.load.fetch_sub(1, Ordering::AcqRel);
   }

@@ -52,28 +52,64 @@ pub enum WireError {
 #[derive(Debug, Clone)]
 pub enum ToWorker {
   /// First frame: the sandbox every execution of this worker runs under.
-  Hello { config: SandboxConfig },
-  Start { key: u64, id: String, script: String, exec: ExecuteConfig },
+  Hello {
+    config: SandboxConfig,
+  },
+  Start {
+    key: u64,
+    id: String,
+    script: String,
+    exec: ExecuteConfig,
+  },
   /// The answer to the worker's call `token`.
-  Reply { token: u64, result: CallResult },
+  Reply {
+    token: u64,
+    result: CallResult,
+  },
   /// The answer to the worker's `getTool` question `token`.
-  ToolInfo { token: u64, json: Option<String> },
+  ToolInfo {
+    token: u64,
+    json: Option<String>,
+  },
   /// Abort one execution (its `AbortSignal` fired, or it waited too long to start).
-  Stop { key: u64 },
+  Stop {
+    key: u64,
+  },
 }
 
 /// A message from a worker.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FromWorker {
   /// Sent once, after the worker's threads are up and its seccomp filter is in (or could not be).
-  Ready { protocol: u32, version: String, seccomp: Result<(), String>, warnings: Vec<String> },
+  Ready {
+    protocol: u32,
+    version: String,
+    seccomp: Result<(), String>,
+    warnings: Vec<String>,
+  },
   /// Execution `key` left the worker's queue and is running: its deadline starts now.
-  Started { key: u64 },
-  Call { key: u64, token: u64, call: HostCall },
-  GetTool { key: u64, token: u64, name: String },
-  Event { key: u64, event: Event },
+  Started {
+    key: u64,
+  },
+  Call {
+    key: u64,
+    token: u64,
+    call: HostCall,
+  },
+  GetTool {
+    key: u64,
+    token: u64,
+    name: String,
+  },
+  Event {
+    key: u64,
+    event: Event,
+  },
   /// The execution's `ExecuteResult`, as JSON.
-  Complete { key: u64, json: String },
+  Complete {
+    key: u64,
+    json: String,
+  },
 }
 
 // ---- encoding ------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ use crate::sandbox::bridge::{Event, Host, HostCall, Reply};
 use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
 use crate::sandbox::outcome::Completed;
 use crate::sandbox::pool::{Aborter, Pool};
-use crate::sandbox::shared::Shared;
+use crate::sandbox::shared::{lock, Shared};
 
 /// Executor threads per worker process. Executions awaiting the host hold no thread, so two serve
 /// many; more processes (the host's `poolSize`) give more cores.
@@ -215,8 +215,4 @@ fn send(frame: &[u8]) {
       unsafe { libc::_exit(0) }
     }
   }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-  m.lock().unwrap_or_else(|p| p.into_inner())
 }
