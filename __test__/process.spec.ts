@@ -142,6 +142,7 @@ describe.runIf(linux)('worker processes (Linux)', () => {
     expect(r.beforeFirst).toBe(0)
     expect(r.first).toBe(2)
     expect(r.afterFirst).toBe(1)
+    expect(r.stillAlive).toBe(true)
     expect(r.fence).toEqual([{ seccomp: '2', noNewPrivs: '1' }])
     expect(r.limit[0].core).toEqual(['0', '0'])
     expect(Number(r.limit[0].addressSpace[0])).toBeGreaterThan(0)

@@ -110,10 +110,20 @@ impl Pool {
       lock(&inner.workers).push(worker);
     }
     let weak = Arc::downgrade(&inner);
+    let (running, is_running) = channel::<()>();
     let watchdog_thread = std::thread::Builder::new()
       .name("codecall-watchdog".into())
-      .spawn(move || watchdog_loop(weak))
+      .spawn(move || {
+        let _ = running.send(());
+        watchdog_loop(weak)
+      })
       .map_err(|e| format!("could not start the watchdog thread: {e}"))?;
+    if in_worker_process {
+      // A thread makes system calls of its own start-up (rseq, robust list, signal stack, name)
+      // after `spawn` returns: the worker installs its seccomp filter only once this one is running.
+      // (The executor threads are proven running by the worker's warm-up executions.)
+      let _ = is_running.recv_timeout(Duration::from_secs(10));
+    }
     Ok(Self { inner, watchdog_thread: Some(watchdog_thread) })
   }
 

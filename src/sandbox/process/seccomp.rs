@@ -246,6 +246,8 @@ mod filter {
     Rule::Any(libc::SYS_sched_yield),
     Rule::Any(libc::SYS_sched_getaffinity),
     Rule::Any(libc::SYS_getrandom),
+    // std may ask a thread for its own id lazily; harmless.
+    Rule::Any(libc::SYS_gettid),
     // Waiting for the host's next frame after a short spin (`wire::SpinRead`); it only waits.
     Rule::Any(libc::SYS_ppoll),
     #[cfg(target_arch = "x86_64")]
@@ -413,6 +415,7 @@ mod tests {
       libc::SYS_sched_yield,
       libc::SYS_sched_getaffinity,
       libc::SYS_getrandom,
+      libc::SYS_gettid,
       libc::SYS_ppoll,
       #[cfg(target_arch = "x86_64")]
       libc::SYS_poll,
@@ -463,6 +466,7 @@ mod tests {
       ("sched_getaffinity", libc::SYS_sched_getaffinity, args(0, 0x7ffc_0000)),
       ("getrandom", libc::SYS_getrandom, args(0x7ffc_0000, 0)),
       ("ppoll", libc::SYS_ppoll, args(0x7ffc_0000, 0)),
+      ("gettid", libc::SYS_gettid, args(0, 0)),
     ];
     for &(name, nr, args) in cases {
       assert_eq!(verdict(nr, args), ALLOW, "{name} should be allowed");
