@@ -90,7 +90,8 @@
             reply(token, stringify({ message: `The host has no function '${m.name}'` }), undefined);
             return;
           }
-          invoke(fn, functions, m.args, token);
+          // `this` is the call's `{ callId, executionId }`, as callTool's third argument.
+          invoke(fn, { callId: m.callId, executionId: m.executionId }, m.args, token);
           return;
         }
         case 'getTool': {

@@ -1,0 +1,318 @@
+#!/usr/bin/env node
+// `codecall`: code mode in front of the MCP servers you already run (api.md §6).
+//
+//   codecall serve  [--config f] [--http <port>] [--host h] [--token t] [--audit file|-]
+//   codecall exec   (--code s | --file f) [--input json | --input-file f] [...]
+//   codecall search <query> [--config f] [--top-k n] [--json]
+//
+// Exit codes: 0 success; 1 the script failed (exec); 2 bad arguments or configuration, with one
+// line on stderr. Standard output carries only the MCP protocol (serve) or the JSON result (exec).
+import { existsSync, readFileSync } from 'node:fs'
+import { ConfigError, DEFAULT_CONFIG_PATH, loadConfig, parseConfig } from './config.mjs'
+import { describeError } from './upstream.mjs'
+
+const HELP = {
+  main: `codecall — code mode in front of the MCP servers you already run
+
+Usage:
+  codecall serve  [--config codecall.json] [--http <port>] [--host 127.0.0.1] [--token t] [--audit file|-]
+  codecall exec   (--code <js> | --file <path>) [--input <json> | --input-file <path>] [options]
+  codecall search <query> [--config codecall.json] [--top-k 8] [--json]
+  codecall --version
+
+The config is the "mcpServers" JSON your MCP client already uses, plus an optional "codecall"
+section (mode, topK, vm, allowedServers, directCalls, callTimeoutMs, audit, ...).
+Run "codecall <command> --help" for a command's options.`,
+  serve: `codecall serve — an MCP server that lists four meta-tools (codecall_search, codecall_describe,
+codecall_execute, codecall_invoke) in front of every server of the config.
+
+Options:
+  --config <file>    the mcpServers JSON (default ./codecall.json)
+  --http <port>      serve Streamable HTTP at http://<host>:<port>/mcp instead of stdio (0: any free port)
+  --host <host>      HTTP bind address (default 127.0.0.1); a non-loopback host needs a token
+  --token <token>    require "Authorization: Bearer <token>" on every HTTP request
+                     (default: the CODECALL_TOKEN environment variable)
+  --audit <file|->   append one JSON line per execute/invoke (code SHA-256, never code or data);
+                     "-" writes them to stderr
+  --quiet            only warnings on stderr
+  -h, --help         this text`,
+  exec: `codecall exec — run one script against the configured servers, without an MCP client.
+Prints {"ok":true,"value":...} or {"ok":false,"error":{"code","message","stack"?}} on stdout.
+Exit code 0 on success, 1 when the script failed, 2 for bad arguments or configuration.
+
+Options:
+  --code <js>              the script (JavaScript, or TypeScript with --language typescript)
+  --file <path>            read the script from a file
+  --input <json>           the global \`input\` (default {})
+  --input-file <path>      read \`input\` from a JSON file
+  --language <lang>        javascript (default) or typescript
+  --timeout <ms>           execution timeout, 1 to 600000 (default: the vm preset's)
+  --max-tool-calls <n>     tool calls allowed, 0 = no limit (default: the vm preset's)
+  --allowed-servers <a,b>  servers the script may call (default: the config's allowedServers, or all)
+  --config <file>          the mcpServers JSON (default ./codecall.json if it exists)
+  --verbose                upstream start-up and stderr lines on stderr
+  -h, --help               this text
+
+In the script: callTool('<server>:<tool>', args), call_tool(server, tool, args) (never throws:
+{ ok, result } or { ok, error }), mcp.listServers(), mcp.listTools(server?), mcp.callTool(server,
+tool, args), mcp.listResources(server?), mcp.readResource(server, uri), mcp.listResourceTemplates(),
+mcp.listPrompts(server?), mcp.getPrompt(server, name, args). All of them return promises: await them.`,
+  search: `codecall search — the tools a model would find for a query, best first.
+
+Options:
+  --config <file>    the mcpServers JSON (default ./codecall.json if it exists)
+  --top-k <n>        how many tools (default: the config's topK, else 8)
+  --json             print the search result as JSON
+  --verbose          upstream start-up and stderr lines on stderr
+  -h, --help         this text`,
+}
+
+class UsageError extends Error {}
+
+/** `--name value`, `--name=value`, boolean flags; the rest are positionals. */
+function parseArgs(argv, spec) {
+  const flags = {}
+  const positionals = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (arg === '-h') {
+      flags.help = true
+      continue
+    }
+    if (!arg.startsWith('--') || arg === '--') {
+      positionals.push(arg)
+      continue
+    }
+    const eq = arg.indexOf('=')
+    const name = arg.slice(2, eq < 0 ? undefined : eq)
+    const kind = spec[name]
+    if (!kind) throw new UsageError(`unknown option --${name} (see --help)`)
+    if (kind === 'boolean') {
+      if (eq >= 0) throw new UsageError(`--${name} takes no value`)
+      flags[name] = true
+      continue
+    }
+    const value = eq >= 0 ? arg.slice(eq + 1) : argv[++i]
+    if (value === undefined) throw new UsageError(`--${name} needs a value`)
+    if (flags[name] !== undefined) throw new UsageError(`--${name} given twice`)
+    flags[name] = value
+  }
+  return { flags, positionals }
+}
+
+function wholeNumber(value, name, min, max) {
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max} (got '${value}')`)
+  }
+  return Number(value)
+}
+
+function readText(path, what) {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (e) {
+    throw new UsageError(`cannot read ${what} ${path}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`)
+  }
+}
+
+/** The config of --config, else ./codecall.json when it exists (required for serve). */
+function configFrom(flags, required) {
+  if (flags.config !== undefined) return loadConfig(flags.config)
+  if (existsSync(DEFAULT_CONFIG_PATH) || required) return loadConfig(DEFAULT_CONFIG_PATH)
+  return parseConfig({ mcpServers: {} })
+}
+
+/** stderr lines; `quiet` keeps warnings only (start-up chatter and upstream stderr dropped). */
+function logger(quiet) {
+  return (line, level = 'warn') => {
+    if (quiet && level !== 'warn') return
+    process.stderr.write(`codecall: ${line}\n`)
+  }
+}
+
+let shuttingDown = null
+/** Ends the process once: everything closed, no upstream process left; forced after 10 s. */
+function shutdown(code, closers) {
+  if (shuttingDown) return shuttingDown
+  const force = setTimeout(() => process.exit(code), 10_000)
+  force.unref()
+  shuttingDown = (async () => {
+    for (const close of closers) await close().catch(() => {})
+    process.exit(code)
+  })()
+  return shuttingDown
+}
+
+function onSignals(closers) {
+  let signalled = 0
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(signal, () => {
+      signalled += 1
+      if (signalled > 1) process.exit(130)
+      shutdown(0, closers)
+    })
+  }
+}
+
+async function serve(argv) {
+  const { flags, positionals } = parseArgs(argv, { config: 'string', http: 'string', host: 'string', token: 'string', audit: 'string', help: 'boolean', quiet: 'boolean' })
+  if (flags.help) return void process.stdout.write(`${HELP.serve}\n`)
+  if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}' (see --help)`)
+  const config = configFrom(flags, true)
+  const { Gateway } = await import('./gateway.mjs')
+  const { Sessions, isLoopback, serveHttp, serveStdio } = await import('./server.mjs')
+  const token = flags.token ?? process.env.CODECALL_TOKEN ?? null
+  const host = flags.host ?? '127.0.0.1'
+  if (flags.http === undefined && (flags.host !== undefined || flags.token !== undefined)) {
+    throw new UsageError('--host and --token are for --http')
+  }
+  const port = flags.http === undefined ? null : wholeNumber(flags.http, 'http', 0, 65535)
+  if (port !== null && !isLoopback(host) && !token) {
+    throw new UsageError(`refusing to serve on non-loopback host ${host} without a token: pass --token or set CODECALL_TOKEN`)
+  }
+  const log = logger(Boolean(flags.quiet))
+  let sessions = null
+  const gateway = new Gateway(config, {
+    log,
+    audit: flags.audit,
+    onToolsChanged: () => sessions?.toolsChanged(),
+    onUpstreamLog: (server, params) => sessions?.log(server, params),
+  })
+  sessions = new Sessions(gateway)
+  const closers = [() => sessions.close(), () => gateway.close()]
+  onSignals(closers)
+  gateway.start().then(() => {
+    const up = [...gateway.upstreams.values()].filter((u) => u.status === 'connected').length
+    const tools = [...gateway.upstreams.values()].reduce((n, u) => n + u.tools.size, 0)
+    log(`${up} of ${gateway.upstreams.size} MCP servers connected; ${tools} tools indexed`, 'info')
+  })
+  if (port === null) {
+    const close = await serveStdio(gateway, sessions, () => shutdown(0, closers))
+    closers.unshift(close)
+    return
+  }
+  const http = await serveHttp(gateway, sessions, { port, host, token, log })
+  closers.unshift(() => http.close())
+  log(`listening on ${http.url}${token ? ' (bearer token required)' : ''}`, 'warn')
+}
+
+/** An ExecuteResult as seed 004's `{ ok, value } | { ok, error }`. */
+function execOutput(result) {
+  if (result.status === 'ok') return { ok: true, value: result.result === undefined ? null : result.result }
+  const e = result.error ?? {}
+  const error = { code: e.code ?? 'EXECUTION_ERROR', message: e.message ?? result.status }
+  if (e.stack) error.stack = e.stack
+  if (e.location) error.location = e.location
+  if (e.toolName) error.toolName = e.toolName
+  return { ok: false, error }
+}
+
+async function exec(argv) {
+  const { flags, positionals } = parseArgs(argv, {
+    code: 'string', file: 'string', input: 'string', 'input-file': 'string', language: 'string', timeout: 'string',
+    'max-tool-calls': 'string', 'allowed-servers': 'string', config: 'string', help: 'boolean', verbose: 'boolean',
+  })
+  if (flags.help) return void process.stdout.write(`${HELP.exec}\n`)
+  if (positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}' (see --help)`)
+  if ((flags.code === undefined) === (flags.file === undefined)) throw new UsageError('give the script with --code or --file (one of them)')
+  if (flags.input !== undefined && flags['input-file'] !== undefined) throw new UsageError('give --input or --input-file, not both')
+  const script = flags.code ?? readText(flags.file, 'script')
+  let input = {}
+  const inputText = flags.input ?? (flags['input-file'] !== undefined ? readText(flags['input-file'], 'input file') : undefined)
+  if (inputText !== undefined) {
+    try {
+      input = JSON.parse(inputText)
+    } catch (e) {
+      throw new UsageError(`--input${flags.input === undefined ? '-file' : ''} is not valid JSON: ${e.message}`)
+    }
+  }
+  const language = flags.language ?? 'javascript'
+  if (language !== 'javascript' && language !== 'typescript') throw new UsageError(`--language must be javascript or typescript (got '${language}')`)
+  const config = configFrom(flags, false)
+  const vm = { ...config.codecall.vm }
+  if (flags.timeout !== undefined) vm.timeoutMs = wholeNumber(flags.timeout, 'timeout', 1, 600_000)
+  if (flags['max-tool-calls'] !== undefined) {
+    const n = wholeNumber(flags['max-tool-calls'], 'max-tool-calls', 0, 1_000_000)
+    vm.maxToolCalls = n === 0 ? 1_000_000 : n
+  }
+  let allowedServers = null
+  if (flags['allowed-servers'] !== undefined) {
+    allowedServers = flags['allowed-servers'].split(',').map((s) => s.trim()).filter(Boolean)
+    const names = config.servers.map((s) => s.name)
+    for (const s of allowedServers) if (!names.includes(s)) throw new UsageError(`--allowed-servers: '${s}' is not a server of the config (${names.join(', ') || 'none'})`)
+  }
+  const { Gateway, RequestScope } = await import('./gateway.mjs')
+  let gateway
+  try {
+    gateway = new Gateway({ ...config, codecall: { ...config.codecall, vm } }, { log: logger(!flags.verbose) })
+  } catch (e) {
+    throw new UsageError(`config: codecall.vm: ${e.message}`)
+  }
+  const closers = [() => gateway.close()]
+  onSignals(closers)
+  let output
+  let code
+  try {
+    const result = await gateway.handle(gateway.metaByKind.execute, { script, language, input }, new RequestScope(), { allowedServers })
+    output = execOutput(result)
+    code = output.ok ? 0 : 1
+  } catch (e) {
+    output = { ok: false, error: { code: e?.code ?? 'ERR_INVALID_ARG', message: e?.message ?? String(e) } }
+    code = 2
+  }
+  process.stdout.write(`${JSON.stringify(output)}\n`)
+  await shutdown(code, closers)
+}
+
+async function search(argv) {
+  const { flags, positionals } = parseArgs(argv, { config: 'string', 'top-k': 'string', json: 'boolean', help: 'boolean', verbose: 'boolean' })
+  if (flags.help) return void process.stdout.write(`${HELP.search}\n`)
+  if (positionals.length === 0) throw new UsageError('give a query: codecall search "<what the tool does>"')
+  const query = positionals.join(' ')
+  const config = configFrom(flags, false)
+  const topK = flags['top-k'] !== undefined ? wholeNumber(flags['top-k'], 'top-k', 1, 1000) : config.codecall.topK ?? 8
+  const { Gateway } = await import('./gateway.mjs')
+  const gateway = new Gateway(config, { log: logger(!flags.verbose), audit: null })
+  const closers = [() => gateway.close()]
+  onSignals(closers)
+  const result = await gateway.search(query, topK)
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+  } else {
+    const width = Math.max(4, ...result.tools.map((t) => t.name.length))
+    for (const t of result.tools) {
+      const description = String(t.description ?? '').split('\n')[0].slice(0, 100)
+      process.stdout.write(`${t.score.toFixed(4)}  ${t.name.padEnd(width)}  ${description}\n`)
+    }
+    const failed = [...gateway.upstreams.values()].filter((u) => u.status !== 'connected')
+    process.stdout.write(`${result.tools.length} of ${result.totalIndexed} tools${failed.length ? ` (not connected: ${failed.map((u) => u.name).join(', ')})` : ''}\n`)
+  }
+  await shutdown(0, closers)
+}
+
+async function main(argv) {
+  const [command, ...rest] = argv
+  if (command === '--version' || command === '-v') {
+    const { createRequire } = await import('node:module')
+    process.stdout.write(`${createRequire(import.meta.url)('../../package.json').version}\n`)
+    return
+  }
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    const topic = command === 'help' && rest[0] && HELP[rest[0]] ? rest[0] : 'main'
+    process.stdout.write(`${HELP[topic]}\n`)
+    return
+  }
+  if (command === 'serve') return serve(rest)
+  if (command === 'exec') return exec(rest)
+  if (command === 'search') return search(rest)
+  throw new UsageError(`unknown command '${command}' (commands: serve, exec, search; see --help)`)
+}
+
+main(process.argv.slice(2)).catch((e) => {
+  if (e instanceof UsageError || e instanceof ConfigError) {
+    process.stderr.write(`codecall: ${e.message}\n`)
+    process.exit(2)
+  }
+  process.stderr.write(`codecall: ${describeError(e)}\n${e?.stack ?? ''}\n`)
+  process.exit(2)
+})

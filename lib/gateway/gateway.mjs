@@ -1,0 +1,477 @@
+// The gateway: code mode in front of MCP servers that already exist (api.md §6). One `CodeCall`
+// engine indexes every upstream's tools as `<server>:<tool>` (appId = server); each meta-tool call
+// gets a host whose `callTool` resolves into the upstream through the SDK client, and whose
+// `functions` are seed 003's `mcp.*` and seed 004's `call_tool`. Every way a script reaches an
+// upstream passes the same policy (allowedServers, internal tools, include/exclude), counts
+// against the same `maxToolCalls` and sends the same events.
+//
+// Transports to the MCP client (stdio, HTTP sessions) live in server.mjs; this file knows none.
+import { createHash } from 'node:crypto'
+import { createRequire } from 'node:module'
+import { Audit } from './audit.mjs'
+import { describeError, GatewayError, Upstream } from './upstream.mjs'
+
+const require = createRequire(import.meta.url)
+const { CodeCall } = require('../../index.js')
+export const VERSION = require('../../package.json').version
+
+/** MCP logging levels, lowest first. */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']
+/** MCP logging levels for the sandbox's `mcpLog` levels. */
+const SCRIPT_LEVELS = { debug: 'debug', info: 'info', notice: 'notice', warn: 'warning', warning: 'warning', error: 'error' }
+
+/** Seed 004's `call_tool` and the engine share one reading of a `CallToolResult` (api.md §5). */
+export function unwrapResult(result) {
+  if (result === null || typeof result !== 'object' || !Array.isArray(result.content)) return { ok: true, value: result }
+  const texts = result.content.filter((c) => c && c.type === 'text' && typeof c.text === 'string').map((c) => c.text)
+  if (result.isError === true) return { ok: false, message: texts.join('\n') || 'The tool reported an error', details: result.structuredContent }
+  if (result.structuredContent !== undefined) return { ok: true, value: result.structuredContent }
+  if (result.content.length === 1 && texts.length === 1) {
+    try {
+      return { ok: true, value: JSON.parse(texts[0]) }
+    } catch {
+      return { ok: true, value: texts[0] }
+    }
+  }
+  return { ok: true, value: result.content }
+}
+
+/**
+ * What one meta-tool call from the MCP client carries: where its notifications go, its progress
+ * token, and the servers it reached. Aborted when the call ends, so nothing it started upstream
+ * outlives it (a script that timed out cancels its pending upstream requests).
+ */
+export class RequestScope {
+  /**
+   * @param {{ sessionId?: string | null, sendNotification?: (n: any) => Promise<void>,
+   *           progressToken?: string | number, logLevel?: () => string, signal?: AbortSignal }} [options]
+   */
+  constructor(options = {}) {
+    this.sessionId = options.sessionId ?? null
+    this.sendNotification = options.sendNotification
+    this.progressToken = options.progressToken
+    this.logLevel = options.logLevel ?? (() => 'debug')
+    this.controller = new AbortController()
+    this.signal = options.signal ? AbortSignal.any([options.signal, this.controller.signal]) : this.controller.signal
+    this.servers = new Set()
+    this.progress = 0
+    this.pending = new Set()
+    this.nextCall = 0
+  }
+
+  notify(notification) {
+    if (!this.sendNotification) return
+    const sent = Promise.resolve()
+      .then(() => this.sendNotification(notification))
+      .catch(() => {})
+    this.pending.add(sent)
+    sent.finally(() => this.pending.delete(sent))
+  }
+
+  log(level, logger, data) {
+    const min = LOG_LEVELS.indexOf(this.logLevel())
+    if (LOG_LEVELS.indexOf(level) < min) return
+    this.notify({ method: 'notifications/message', params: { level, logger, data } })
+  }
+
+  /** One step of `notifications/progress` (only when the client asked for progress). */
+  step(message, total) {
+    if (this.progressToken === undefined) return
+    this.progress += 1
+    const params = { progressToken: this.progressToken, progress: this.progress, message }
+    if (total !== undefined) params.total = total
+    this.notify({ method: 'notifications/progress', params })
+  }
+
+  /** A sandbox event (api.md §2.5) as MCP notifications. */
+  event(event) {
+    if (event.type === 'tool_call_start' || event.type === 'tool_call_end') {
+      const done = event.type === 'tool_call_end'
+      this.log(done && event.status === 'error' ? 'warning' : 'info', 'codecall', event)
+      if (done) this.step(`${event.toolName} ${event.status} in ${Number(event.durationMs).toFixed(1)} ms`)
+    } else if (event.type === 'log') {
+      this.log(SCRIPT_LEVELS[event.level] ?? 'info', 'script', { message: event.message, metadata: event.metadata })
+    } else if (event.type === 'notify') {
+      this.log('info', 'script', { event: event.event, payload: event.payload })
+    }
+  }
+
+  /** Resolves once every notification of this call is written, a little before its response. */
+  async flushed() {
+    await Promise.all(this.pending)
+    // The SDK client (1.x) handles a notification a microtask after reading it but a response at
+    // once: progress read in the same chunk as the response would be dropped as "unknown token".
+    if (this.progress > 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+
+  end() {
+    this.controller.abort()
+  }
+}
+
+export class Gateway {
+  /**
+   * @param {import('./index.mjs').GatewayConfig} config
+   * @param {{ log?: (line: string) => void, audit?: string | null, onToolsChanged?: () => void,
+   *           onUpstreamLog?: (server: string, params: any) => void }} [options]
+   */
+  constructor(config, options = {}) {
+    this.config = config
+    this.log = options.log ?? ((line) => process.stderr.write(`codecall: ${line}\n`))
+    this.onToolsChanged = options.onToolsChanged ?? (() => {})
+    this.onUpstreamLog = options.onUpstreamLog
+    const c = config.codecall
+    this.allowedServers = c.allowedServers.length ? new Set(c.allowedServers) : null
+    const auditPath = options.audit !== undefined ? options.audit : c.audit
+    this.audit = auditPath ? new Audit(auditPath, this.log) : null
+    /** Scopes with an upstream call in flight, per server: upstream logging goes to them. */
+    this.active = new Map()
+    this.suppressChanges = false
+    this.codecall = new CodeCall({
+      mode: c.mode,
+      topK: c.topK,
+      maxDefinitions: c.maxDefinitions,
+      metaToolPrefix: c.metaToolPrefix,
+      metaToolSeparator: c.metaToolSeparator,
+      vm: c.vm,
+      search: c.search,
+      directCalls: c.directCalls,
+      onToolsChanged: () => {
+        if (!this.suppressChanges) this.onToolsChanged()
+      },
+    })
+    this.metaNames = new Set(this.codecall.metaTools().map((t) => t.name))
+    this.metaByKind = {}
+    for (const name of this.metaNames) this.metaByKind[name.slice(c.metaToolPrefix.length + c.metaToolSeparator.length)] = name
+    /** @type {Map<string, Upstream>} */
+    this.upstreams = new Map()
+    for (const spec of config.servers) {
+      this.upstreams.set(
+        spec.name,
+        new Upstream(spec, {
+          clientInfo: { name: 'codecall-gateway', version: VERSION },
+          startupTimeoutMs: c.startupTimeoutMs,
+          callTimeoutMs: c.callTimeoutMs,
+          log: this.log,
+          onToolsChanged: () => this.reindex(),
+          onLog: (u, params) => this.#upstreamLog(u, params),
+        }),
+      )
+    }
+    this.started = null
+    this.closed = false
+  }
+
+  /** Starts every upstream in parallel; resolves when each is connected or has failed. */
+  start() {
+    if (!this.started) {
+      this.started = Promise.all([...this.upstreams.values()].map((u) => u.start().then(() => this.reindex())))
+    }
+    return this.started
+  }
+
+  /** Rebuilds the engine's tools from every upstream's current list (one list_changed at most). */
+  reindex() {
+    if (this.closed) return
+    const defs = []
+    for (const u of this.upstreams.values()) {
+      for (const tool of u.tools.values()) defs.push(toolDefinition(u.name, tool))
+    }
+    try {
+      this.codecall.setTools(defs)
+    } catch {
+      // One malformed tool must not hide the others: index them one by one, skipping the bad ones.
+      this.suppressChanges = true
+      try {
+        this.codecall.setTools([])
+        for (const def of defs) {
+          try {
+            this.codecall.upsertTools([def])
+          } catch (e) {
+            this.log(`[${def.appId}] tool '${def.name}' not indexed: ${e.message}`)
+          }
+        }
+      } finally {
+        this.suppressChanges = false
+      }
+      this.onToolsChanged()
+    }
+  }
+
+  /** The MCP `tools/list` answer: the meta-tools (and the tools the mode shows). */
+  listTools() {
+    return this.codecall.listTools()
+  }
+
+  isMetaTool(name) {
+    return this.metaNames.has(name)
+  }
+
+  /** `codecall_search` without a client (the `codecall search` command). */
+  async search(query, topK) {
+    await this.start()
+    return this.codecall.search({ query, topK })
+  }
+
+  /**
+   * Runs one meta-tool call. Resolves to the engine's result; rejects with `ERR_INVALID_ARG`
+   * errors for malformed arguments. Writes the audit line for execute and invoke.
+   * @param {string} name @param {unknown} args @param {RequestScope} scope
+   */
+  async handle(name, args, scope, overrides = {}) {
+    await this.start()
+    this.#kickFailed()
+    const kind = name === this.metaByKind.execute ? 'execute' : name === this.metaByKind.invoke ? 'invoke' : null
+    const started = performance.now()
+    let result
+    let failure
+    try {
+      result = await this.codecall.handle(name, args ?? {}, this.hostFor(scope, overrides))
+      return result
+    } catch (e) {
+      failure = e
+      throw e
+    } finally {
+      scope.end()
+      if (kind && this.audit) this.#audit(kind, name, args, scope, result, failure, performance.now() - started)
+    }
+  }
+
+  #audit(kind, name, args, scope, result, failure, durationMs) {
+    const script = kind === 'execute' && args && typeof args === 'object' && typeof args.script === 'string' ? args.script : null
+    const line = {
+      ts: new Date().toISOString(),
+      sessionId: scope.sessionId,
+      tool: name,
+      codeSha256: script === null ? null : createHash('sha256').update(script, 'utf8').digest('hex'),
+      codeLength: script === null ? 0 : script.length,
+      durationMs: Math.round(durationMs * 10) / 10,
+      toolCalls: kind === 'execute' ? (result?.stats?.toolCalls ?? 0) : result ? 1 : 0,
+      servers: [...scope.servers].sort(),
+      status: failure ? 'invalid_arguments' : (result?.status ?? 'error'),
+    }
+    const code = failure ? (failure.code ?? 'ERR_INVALID_ARG') : result?.error?.code
+    if (code) line.errorCode = code
+    this.audit.write(line)
+  }
+
+  /** Failed upstreams whose backoff has passed are restarted in the background on any use. */
+  #kickFailed() {
+    for (const u of this.upstreams.values()) {
+      if (u.status === 'failed' && !u.starting && Date.now() >= u.retryAt) u.start().then(() => this.reindex())
+    }
+  }
+
+  #allowed(server) {
+    return this.allowedServers === null || this.allowedServers.has(server)
+  }
+
+  /**
+   * The upstream for a script's call: known, allowed, with `tool` callable when given.
+   * @returns {Upstream}
+   */
+  #target(scope, server, tool, allowed) {
+    if (typeof server !== 'string' || server === '') throw new GatewayError('ERR_INVALID_ARG', 'server must be a non-empty string')
+    const u = this.upstreams.get(server)
+    if (!u || !allowed(server)) {
+      // Unknown and forbidden servers read alike to a script that is not allowed to know.
+      if (u) throw new GatewayError('ACCESS_DENIED', `MCP server '${server}' is not in allowedServers`, { server })
+      throw new GatewayError('TOOL_NOT_FOUND', `No MCP server '${server}'`, { server })
+    }
+    if (tool !== undefined) {
+      if (typeof tool !== 'string' || tool === '') throw new GatewayError('ERR_INVALID_ARG', 'tool must be a non-empty string')
+      if (u.status === 'connected' && !u.hasTool(tool)) {
+        throw new GatewayError('TOOL_NOT_FOUND', `Tool '${server}:${tool}' was not found`, { server, tool })
+      }
+    }
+    scope.servers.add(server)
+    return u
+  }
+
+  /** Calls an upstream tool for a script; resolves to the raw `CallToolResult`. */
+  async #callUpstream(scope, u, tool, args) {
+    await u.ready(Math.min(u.callTimeoutMs, this.config.codecall.startupTimeoutMs))
+    if (!u.hasTool(tool)) throw new GatewayError('TOOL_NOT_FOUND', `Tool '${u.name}:${tool}' was not found`, { server: u.name, tool })
+    const input = args === undefined || args === null ? {} : args
+    if (typeof input !== 'object' || Array.isArray(input)) {
+      throw new GatewayError('ERR_INVALID_ARG', `arguments of '${u.name}:${tool}' must be an object`)
+    }
+    return this.#tracked(scope, u, () =>
+      u.request('tools/call', { name: tool, arguments: input }, {
+        what: `tool '${tool}'`,
+        signal: scope.signal,
+        onprogress: (p) =>
+          scope.step(`${u.name}:${tool}${p.message ? `: ${p.message}` : ''} (${p.progress}${p.total !== undefined ? `/${p.total}` : ''})`),
+      }),
+    )
+  }
+
+  async #tracked(scope, u, fn) {
+    if (!this.active.has(u.name)) this.active.set(u.name, new Set())
+    const set = this.active.get(u.name)
+    set.add(scope)
+    try {
+      return await fn()
+    } finally {
+      set.delete(scope)
+    }
+  }
+
+  /** Upstream `notifications/message` reach the clients whose scripts are calling that server. */
+  #upstreamLog(u, params) {
+    const scopes = this.active.get(u.name)
+    if (scopes && scopes.size > 0) {
+      const level = LOG_LEVELS.includes(params?.level) ? params.level : 'info'
+      for (const scope of scopes) scope.log(level, params?.logger ? `${u.name}/${params.logger}` : u.name, params?.data)
+    } else if (this.onUpstreamLog) {
+      this.onUpstreamLog(u.name, params)
+    }
+  }
+
+  /**
+   * The `CodeCallHost` for one meta-tool call.
+   * @param {RequestScope} scope
+   * @param {{ allowedServers?: string[] | null }} [overrides]
+   */
+  hostFor(scope, overrides = {}) {
+    const allowedList = overrides.allowedServers
+    const allowed = allowedList && allowedList.length ? (s) => allowedList.includes(s) && this.#allowed(s) : (s) => this.#allowed(s)
+    const gateway = this
+    const visible = () => [...this.upstreams.values()].filter((u) => allowed(u.name))
+    const servers = (server) => {
+      if (server === undefined || server === null) return visible()
+      return [this.#target(scope, server, undefined, allowed)]
+    }
+    /** Runs a host function with tool_call_start / tool_call_end events, as a script's callTool has. */
+    const traced = (meta, toolName, input, fn) => {
+      const ids = { executionId: meta?.executionId ?? null, callId: meta?.callId ?? `${scope.sessionId ?? 'call'}-${++scope.nextCall}`, toolName }
+      const started = performance.now()
+      scope.event({ type: 'tool_call_start', ...ids, input })
+      const end = (status, error) => {
+        const e = { type: 'tool_call_end', ...ids, input, status, durationMs: performance.now() - started }
+        if (error) e.error = { code: error.code ?? 'TOOL_EXECUTION_ERROR', message: error.message }
+        scope.event(e)
+      }
+      return Promise.resolve()
+        .then(fn)
+        .then(
+          (v) => {
+            end('ok')
+            return v
+          },
+          (e) => {
+            end('error', e)
+            throw e
+          },
+        )
+    }
+    /** Each server's items of one list method, skipping servers without the capability or down. */
+    const gather = async (server, capability, method, key, shape) => {
+      const out = []
+      for (const u of servers(server)) {
+        if (server === undefined || server === null) {
+          if (u.status !== 'connected' || !u.capabilities?.[capability]) continue
+        } else if (u.status === 'connected' && !u.capabilities?.[capability]) {
+          continue
+        }
+        scope.servers.add(u.name)
+        const items = await this.#tracked(scope, u, () => u.list(method, key, { signal: scope.signal })).catch((e) => {
+          if (server === undefined || server === null) return []
+          throw e
+        })
+        for (const item of items) if (item && typeof item === 'object') out.push(shape(u.name, item))
+      }
+      return out
+    }
+    const functions = {
+      'mcp.listServers'() {
+        return visible().map((u) => u.info())
+      },
+      'mcp.listTools'(server) {
+        return servers(server).flatMap((u) =>
+          [...u.tools.values()].map((t) => ({ server: u.name, name: t.name, description: t.description, inputSchema: t.inputSchema })),
+        )
+      },
+      'mcp.callTool'(server, tool, args) {
+        return traced(this, `${server}:${tool}`, args ?? {}, () => gateway.#callUpstream(scope, gateway.#target(scope, server, tool, allowed), tool, args))
+      },
+      'mcp.listResources'(server) {
+        return gather(server, 'resources', 'resources/list', 'resources', (s, r) => ({ server: s, uri: r.uri, name: r.name, description: r.description, mimeType: r.mimeType }))
+      },
+      'mcp.listResourceTemplates'(server) {
+        return gather(server, 'resources', 'resources/templates/list', 'resourceTemplates', (s, r) => ({
+          server: s, uriTemplate: r.uriTemplate, name: r.name, description: r.description, mimeType: r.mimeType,
+        }))
+      },
+      'mcp.readResource'(server, uri) {
+        if (typeof uri !== 'string') return Promise.reject(new GatewayError('ERR_INVALID_ARG', 'mcp.readResource(server, uri): uri must be a string'))
+        return traced(this, `${server}:resources/read`, { uri }, () => {
+          const u = gateway.#target(scope, server, undefined, allowed)
+          return gateway.#tracked(scope, u, () => u.request('resources/read', { uri }, { what: `resources/read of ${uri}`, signal: scope.signal }))
+        })
+      },
+      'mcp.listPrompts'(server) {
+        return gather(server, 'prompts', 'prompts/list', 'prompts', (s, p) => ({ server: s, name: p.name, description: p.description, arguments: p.arguments }))
+      },
+      'mcp.getPrompt'(server, name, args) {
+        if (typeof name !== 'string') return Promise.reject(new GatewayError('ERR_INVALID_ARG', 'mcp.getPrompt(server, name, args): name must be a string'))
+        const promptArgs = {}
+        for (const [k, v] of Object.entries(args && typeof args === 'object' ? args : {})) promptArgs[k] = typeof v === 'string' ? v : JSON.stringify(v)
+        return traced(this, `${server}:prompts/get`, { name, arguments: promptArgs }, () => {
+          const u = gateway.#target(scope, server, undefined, allowed)
+          return gateway.#tracked(scope, u, () =>
+            u.request('prompts/get', { name, arguments: promptArgs }, { what: `prompt '${name}'`, signal: scope.signal }),
+          )
+        })
+      },
+      // Seed 004: never rejects for the tool's sake — `{ ok: true, result }` or `{ ok: false, error }`.
+      call_tool(server, tool, args) {
+        return traced(this, `${server}:${tool}`, args ?? {}, async () => {
+          try {
+            const result = await gateway.#callUpstream(scope, gateway.#target(scope, server, tool, allowed), tool, args)
+            const r = unwrapResult(result)
+            return r.ok ? { ok: true, result: r.value } : { ok: false, error: { code: 'TOOL_EXECUTION_ERROR', message: r.message } }
+          } catch (e) {
+            return { ok: false, error: { code: e?.code ?? 'TOOL_EXECUTION_ERROR', message: describeError(e) } }
+          }
+        })
+      },
+    }
+    return {
+      callTool: (name, input) => {
+        const at = typeof name === 'string' ? name.indexOf(':') : -1
+        if (at <= 0) return Promise.reject(new GatewayError('TOOL_NOT_FOUND', `Tool '${name}' was not found (names are '<server>:<tool>')`))
+        const server = name.slice(0, at)
+        const tool = name.slice(at + 1)
+        return Promise.resolve().then(() => this.#callUpstream(scope, this.#target(scope, server, tool, allowed), tool, input))
+      },
+      onEvent: (event) => scope.event(event),
+      functions,
+    }
+  }
+
+  /** Closes every upstream (no process left behind), the audit file and the engine. */
+  async close() {
+    if (this.closed) return
+    this.closed = true
+    await Promise.all([...this.upstreams.values()].map((u) => u.close().catch(() => {})))
+    await this.codecall.dispose().catch(() => {})
+    await this.audit?.close()
+  }
+}
+
+/** An upstream tool as a CodeCall `ToolDefinition`: `<server>:<tool>`, appId = server. */
+function toolDefinition(server, tool) {
+  const def = { name: `${server}:${tool.name}`, appId: server, source: 'mcp' }
+  if (typeof tool.title === 'string') def.title = tool.title
+  if (typeof tool.description === 'string') def.description = tool.description
+  if (tool.inputSchema && typeof tool.inputSchema === 'object') def.inputSchema = tool.inputSchema
+  if (tool.outputSchema && typeof tool.outputSchema === 'object') def.outputSchema = tool.outputSchema
+  if (tool.annotations && typeof tool.annotations === 'object') def.annotations = tool.annotations
+  const meta = tool._meta?.codecall
+  if (meta && typeof meta === 'object') {
+    if (Array.isArray(meta.tags)) def.tags = meta.tags.filter((t) => typeof t === 'string')
+    if (typeof meta.enabledInCodeCall === 'boolean') def.codecall = { enabledInCodeCall: meta.enabledInCodeCall }
+  }
+  return def
+}

@@ -1,0 +1,375 @@
+// One upstream MCP server, spoken to with the official SDK client: stdio (a child process) or
+// HTTP (Streamable HTTP, falling back to SSE). It owns the connection's life — start, loss,
+// restart with backoff on next use, close with no process left behind — and the server's tool
+// list, filtered once here: seed 002's internal tools and the config's include/exclude globs never
+// leave this file.
+//
+// It never throws at its callers for the upstream's sake: every failure of a call is a
+// `GatewayError` naming the server, with a stable `code` the engine passes to the script.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import {
+  ErrorCode as McpErrorCode,
+  LoggingMessageNotificationSchema,
+  McpError,
+  ResultSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
+import { globToRegExp } from './config.mjs'
+import { killTree, processTree } from './processes.mjs'
+
+/** A failure with a stable `code` (api.md §7) that the engine keeps on the script's ToolError. */
+export class GatewayError extends Error {
+  /** @param {string} code @param {string} message @param {unknown} [details] */
+  constructor(code, message, details) {
+    super(message)
+    this.name = 'GatewayError'
+    this.code = code
+    if (details !== undefined) this.details = details
+  }
+}
+
+/** Seed 002: tools a server keeps for itself are never indexed, described, listed or callable. */
+export function isInternalTool(tool) {
+  return tool._internal === true || tool._meta?.internal === true || String(tool.name).startsWith('internal_')
+}
+
+const MAX_PAGES = 50
+const MAX_ITEMS = 10_000
+const MAX_STDERR_LINE = 2000
+/** Restart delays after consecutive failed starts: 1 s, 2 s, 4 s, ... at most 60 s. */
+const backoffMs = (failures) => (failures <= 0 ? 0 : Math.min(60_000, 1000 * 2 ** (failures - 1)))
+
+export class Upstream {
+  /**
+   * @param {import('./index.mjs').ServerConfig} spec
+   * @param {{ clientInfo: { name: string, version: string }, startupTimeoutMs: number, callTimeoutMs: number,
+   *           log: (line: string, level?: 'info' | 'warn') => void, onToolsChanged: (u: Upstream) => void,
+   *           onLog: (u: Upstream, params: any) => void }} options
+   */
+  constructor(spec, options) {
+    this.spec = spec
+    this.name = spec.name
+    this.options = options
+    /** @type {'idle' | 'starting' | 'connected' | 'failed' | 'closed'} */
+    this.status = 'idle'
+    this.reason = undefined
+    /** Upstream tool name → tool (raw MCP `Tool`), after the internal and include/exclude filters. */
+    this.tools = new Map()
+    this.hiddenTools = 0
+    this.capabilities = {}
+    this.serverInfo = undefined
+    this.transportKind = spec.transport
+    this.failures = 0
+    this.retryAt = 0
+    this.client = null
+    this.transport = null
+    this.pid = null
+    this.starting = null
+    this.include = spec.include ? spec.include.map(globToRegExp) : null
+    this.exclude = spec.exclude.map(globToRegExp)
+    this.callTimeoutMs = spec.callTimeoutMs ?? options.callTimeoutMs
+  }
+
+  /** Connects (once at a time). Resolves to whether the server is connected; never rejects. */
+  start() {
+    if (this.status === 'closed') return Promise.resolve(false)
+    if (!this.starting) {
+      this.status = 'starting'
+      this.starting = this.#connect().finally(() => {
+        this.starting = null
+      })
+    }
+    return this.starting
+  }
+
+  /**
+   * Makes sure the server is connected before a call: waits for a start under way, restarts a
+   * failed or lost server when its backoff has passed, and otherwise fails at once.
+   */
+  async ready(timeoutMs = this.options.startupTimeoutMs) {
+    if (this.status === 'connected') return
+    if (this.status === 'closed') throw this.#unavailable('the gateway is shutting down')
+    if (!this.starting) {
+      const wait = this.retryAt - Date.now()
+      if (wait > 0) throw this.#unavailable(`${this.reason ?? 'not connected'}; next restart in ${Math.ceil(wait / 100) / 10} s`)
+      this.start()
+    }
+    let timer
+    const timeout = new Promise((resolve) => {
+      timer = setTimeout(resolve, timeoutMs)
+    })
+    await Promise.race([this.starting, timeout]).finally(() => clearTimeout(timer))
+    if (this.status !== 'connected') throw this.#unavailable(this.reason ?? `not connected within ${timeoutMs} ms`)
+  }
+
+  #unavailable(why) {
+    return new GatewayError('TOOL_EXECUTION_ERROR', `MCP server '${this.name}' is unavailable: ${why}`, { server: this.name })
+  }
+
+  async #connect() {
+    const startedAt = Date.now()
+    const timeout = this.options.startupTimeoutMs
+    try {
+      if (this.spec.transport === 'stdio') {
+        await this.#open(this.#stdioTransport(), timeout)
+      } else if (this.spec.transport === 'sse') {
+        await this.#open(this.#sseTransport(), timeout)
+      } else {
+        try {
+          await this.#open(this.#httpTransport(), timeout)
+        } catch (e) {
+          // Servers that predate Streamable HTTP answer its POST with 4xx; try the SSE transport.
+          if (e?.code === 401 || e?.code === 403 || e instanceof McpError) throw e
+          this.options.log(`[${this.name}] Streamable HTTP failed (${e?.message ?? e}); trying SSE`, 'info')
+          await this.#open(this.#sseTransport(), Math.max(1000, timeout - (Date.now() - startedAt)))
+        }
+      }
+      await this.#refreshTools()
+      this.status = 'connected'
+      this.reason = undefined
+      this.failures = 0
+      this.retryAt = 0
+      this.options.log(`[${this.name}] connected (${this.transportKind}, ${this.tools.size} tools${this.hiddenTools ? `, ${this.hiddenTools} hidden` : ''}) in ${Date.now() - startedAt} ms`, 'info')
+      return true
+    } catch (e) {
+      await this.#drop()
+      if (this.status === 'closed') return false
+      this.failures += 1
+      this.retryAt = Date.now() + backoffMs(this.failures)
+      this.status = 'failed'
+      this.reason = `failed to start: ${describeError(e)}`
+      this.options.log(`[${this.name}] ${this.reason}`)
+      return false
+    }
+  }
+
+  async #open(transport, timeoutMs) {
+    const client = new Client(this.options.clientInfo, { capabilities: {} })
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.#refreshTools().then(
+        () => this.options.onToolsChanged(this),
+        (e) => this.options.log(`[${this.name}] re-listing tools failed: ${describeError(e)}`),
+      )
+    })
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => this.options.onLog(this, n.params))
+    // Start-up failures are reported once, by #connect; later transport errors here.
+    client.onerror = (e) => {
+      if (this.status === 'connected') this.options.log(`[${this.name}] ${describeError(e)}`)
+    }
+    this.client = client
+    this.transport = transport
+    let timer
+    const timedOut = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer to initialize within ${timeoutMs} ms`)), timeoutMs)
+    })
+    try {
+      await Promise.race([client.connect(transport, { timeout: timeoutMs }), timedOut])
+    } catch (e) {
+      await this.#drop()
+      throw e
+    } finally {
+      clearTimeout(timer)
+    }
+    if (transport instanceof StdioClientTransport) this.pid = transport.pid
+    this.capabilities = client.getServerCapabilities() ?? {}
+    this.serverInfo = client.getServerVersion()
+    client.onclose = () => {
+      if (this.client !== client) return
+      this.client = null
+      this.transport = null
+      if (this.status === 'closed') return
+      this.status = 'failed'
+      this.reason = this.spec.transport === 'stdio' ? 'the server process exited' : 'the connection was closed'
+      this.retryAt = Date.now()
+      this.options.log(`[${this.name}] ${this.reason}; it is restarted on next use`)
+    }
+  }
+
+  #stdioTransport() {
+    this.transportKind = 'stdio'
+    const transport = new StdioClientTransport({
+      command: this.spec.command,
+      args: this.spec.args,
+      // As MCP clients do: a small default environment plus the server's own `env` — the
+      // gateway's secrets (CODECALL_TOKEN, ...) are not passed on.
+      env: { ...getDefaultEnvironment(), ...this.spec.env },
+      cwd: this.spec.cwd,
+      stderr: 'pipe',
+    })
+    let pending = ''
+    transport.stderr?.on('data', (chunk) => {
+      pending += chunk.toString('utf8')
+      let nl
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl).replace(/\r$/, '')
+        pending = pending.slice(nl + 1)
+        if (line) this.options.log(`[${this.name}] ${line.slice(0, MAX_STDERR_LINE)}`, 'info')
+      }
+      if (pending.length > MAX_STDERR_LINE) {
+        this.options.log(`[${this.name}] ${pending.slice(0, MAX_STDERR_LINE)}`, 'info')
+        pending = ''
+      }
+    })
+    return transport
+  }
+
+  #httpTransport() {
+    this.transportKind = 'http'
+    return new StreamableHTTPClientTransport(new URL(this.spec.url), { requestInit: { headers: this.spec.headers } })
+  }
+
+  #sseTransport() {
+    this.transportKind = 'sse'
+    const headers = this.spec.headers
+    return new SSEClientTransport(new URL(this.spec.url), {
+      requestInit: { headers },
+      eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, ...headers } }) },
+    })
+  }
+
+  /** Re-reads the tool list (all pages) and applies the filters. */
+  async #refreshTools() {
+    const client = this.client
+    if (!client) return
+    if (!this.capabilities.tools) {
+      this.tools = new Map()
+      return
+    }
+    const listed = await this.#listAll(client, 'tools/list', 'tools', this.options.startupTimeoutMs)
+    const tools = new Map()
+    let hidden = 0
+    for (const tool of listed) {
+      if (tool === null || typeof tool !== 'object' || typeof tool.name !== 'string' || tool.name === '') continue
+      if (isInternalTool(tool) || !this.#passes(tool.name)) {
+        hidden += 1
+        continue
+      }
+      tools.set(tool.name, tool)
+    }
+    this.tools = tools
+    this.hiddenTools = hidden
+  }
+
+  #passes(name) {
+    if (this.include && !this.include.some((re) => re.test(name))) return false
+    return !this.exclude.some((re) => re.test(name))
+  }
+
+  /** Whether `tool` may be called: known, not internal, through the filters. */
+  hasTool(tool) {
+    return this.tools.has(tool)
+  }
+
+  async #listAll(client, method, key, timeoutMs, signal) {
+    const items = []
+    let cursor
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const result = await client.request({ method, params: cursor ? { cursor } : {} }, ResultSchema, { timeout: timeoutMs, signal })
+      const list = Array.isArray(result[key]) ? result[key] : []
+      for (const item of list) if (items.length < MAX_ITEMS) items.push(item)
+      cursor = typeof result.nextCursor === 'string' && result.nextCursor ? result.nextCursor : undefined
+      if (!cursor || items.length >= MAX_ITEMS) break
+    }
+    return items
+  }
+
+  /**
+   * One request to the server, bounded by `timeoutMs` and `signal`, with the server's progress
+   * for it sent to `onprogress`. Failures become `GatewayError`s naming the server and `what`.
+   */
+  async request(method, params, { what, timeoutMs = this.callTimeoutMs, signal, onprogress } = {}) {
+    await this.ready(Math.min(timeoutMs, this.options.startupTimeoutMs))
+    const client = this.client
+    if (!client) throw this.#unavailable(this.reason ?? 'not connected')
+    try {
+      return await client.request({ method, params }, ResultSchema, {
+        timeout: timeoutMs,
+        maxTotalTimeout: timeoutMs,
+        signal,
+        onprogress,
+      })
+    } catch (e) {
+      throw this.#callError(e, what ?? method, timeoutMs)
+    }
+  }
+
+  /** Lists every page of `resources/list`, `resources/templates/list` or `prompts/list`. */
+  async list(method, key, { timeoutMs = this.callTimeoutMs, signal } = {}) {
+    await this.ready(Math.min(timeoutMs, this.options.startupTimeoutMs))
+    const client = this.client
+    if (!client) throw this.#unavailable(this.reason ?? 'not connected')
+    try {
+      return await this.#listAll(client, method, key, timeoutMs, signal)
+    } catch (e) {
+      throw this.#callError(e, method, timeoutMs)
+    }
+  }
+
+  #callError(e, what, timeoutMs) {
+    const details = { server: this.name }
+    if (e instanceof McpError) {
+      details.mcpCode = e.code
+      if (e.code === McpErrorCode.RequestTimeout) {
+        return new GatewayError('TOOL_EXECUTION_ERROR', `MCP server '${this.name}' did not answer ${what} within ${timeoutMs} ms`, details)
+      }
+      if (e.code === McpErrorCode.ConnectionClosed) {
+        return new GatewayError('TOOL_EXECUTION_ERROR', `MCP server '${this.name}' closed the connection during ${what}`, details)
+      }
+      if (e.data !== undefined) details.data = e.data
+      // The SDK prefixes "MCP error <code>: " on each side of the wire; say it once.
+      const message = String(e.message).replace(/^(MCP error -?\d+: )+/, '')
+      return new GatewayError('TOOL_EXECUTION_ERROR', `MCP server '${this.name}' failed ${what} (JSON-RPC error ${e.code}): ${message}`, details)
+    }
+    if (e?.name === 'AbortError') {
+      return new GatewayError('TOOL_EXECUTION_ERROR', `${what} on MCP server '${this.name}' was cancelled`, details)
+    }
+    return new GatewayError('TOOL_EXECUTION_ERROR', `MCP server '${this.name}' failed ${what}: ${describeError(e)}`, details)
+  }
+
+  /** What `mcp.listServers()` shows of this server. */
+  info() {
+    const c = this.capabilities ?? {}
+    const out = {
+      name: this.name,
+      status: this.status === 'idle' ? 'starting' : this.status,
+      transport: this.transportKind,
+      tools: this.tools.size,
+      capabilities: { tools: Boolean(c.tools), resources: Boolean(c.resources), prompts: Boolean(c.prompts) },
+    }
+    if (this.serverInfo) out.serverInfo = { name: this.serverInfo.name, version: this.serverInfo.version }
+    if (this.reason && this.status !== 'connected') out.reason = this.reason
+    return out
+  }
+
+  /** Closes the connection and everything it started; a closed upstream never restarts. */
+  async close() {
+    this.status = 'closed'
+    await this.starting?.catch(() => {})
+    await this.#drop()
+  }
+
+  async #drop() {
+    const { client, transport, pid } = this
+    this.client = null
+    this.transport = null
+    this.pid = null
+    // The server's own children (npx → node, a shell → a binary) do not always follow it out.
+    const tree = pid ? processTree(pid) : []
+    if (client) await client.close().catch(() => {})
+    else if (transport) await transport.close().catch(() => {})
+    if (tree.length) await killTree(tree)
+  }
+}
+
+/** One line for a start or call failure. */
+export function describeError(e) {
+  if (e === null || e === undefined) return 'unknown error'
+  if (typeof e !== 'object') return String(e)
+  const base = e.message || String(e)
+  if (e.code === 'ENOENT' && e.path) return `command not found: ${e.path}`
+  if (e.code && typeof e.code === 'string' && !base.includes(e.code)) return `${base} (${e.code})`
+  return base
+}
