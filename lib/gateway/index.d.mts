@@ -1,0 +1,138 @@
+// Types of `@codecall/native/gateway` (hand-written; checked by `tsc` in the tests).
+import type { CodeCall, CodeCallHost, ExecuteResult, SandboxOptions } from '../../index.js'
+
+/** One upstream of `mcpServers`, checked and normalized. */
+export type ServerConfig = {
+  name: string
+  include: string[] | null
+  exclude: string[]
+  disabled: boolean
+  /** Overrides `codecall.callTimeoutMs` for this server. */
+  callTimeoutMs: number | null
+} & (
+  | { transport: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string }
+  | { transport: 'http' | 'sse'; url: string; headers: Record<string, string> }
+)
+
+/** The `codecall` section, with its defaults filled in. */
+export interface GatewayOptions {
+  /** @default 'codecall_only' */
+  mode: 'codecall_only' | 'codecall_opt_in' | 'metadata_driven'
+  topK?: number
+  maxDefinitions?: number
+  /** @default 'codecall' */
+  metaToolPrefix: string
+  /** @default '_' (clients that accept only `^[a-zA-Z0-9_-]{1,64}$`) */
+  metaToolSeparator: string
+  vm: SandboxOptions
+  search?: { synonyms?: boolean; fuzzy?: boolean; similarityThreshold?: number }
+  /** Servers scripts may call; `[]` means all. @default [] */
+  allowedServers: string[]
+  /** @default { enabled: false } */
+  directCalls: { enabled: boolean; allowedTools?: string[] }
+  /** @default 60000 */
+  callTimeoutMs: number
+  /** How long one upstream may take to start. @default 30000 */
+  startupTimeoutMs: number
+  /** An audit file (absolute), `'-'` for stderr, or null. @default null */
+  audit: string | null
+}
+
+export interface GatewayConfig {
+  servers: ServerConfig[]
+  codecall: GatewayOptions
+}
+
+/** A configuration problem; `path` names the key (`mcpServers.github.args[1]`). */
+export class ConfigError extends Error {
+  readonly code: 'CONFIG_INVALID'
+  readonly path?: string
+}
+
+export const DEFAULT_CONFIG_PATH: string
+export function parseConfig(raw: unknown, options?: { env?: Record<string, string | undefined>; baseDir?: string; source?: string }): GatewayConfig
+export function loadConfig(file?: string, options?: { env?: Record<string, string | undefined> }): GatewayConfig
+export function expandEnv<T>(value: T, env: Record<string, string | undefined>, path: string): T
+export function globToRegExp(glob: string): RegExp
+
+/** A failure with a stable error code (api.md §7), naming the server. */
+export class GatewayError extends Error {
+  constructor(code: string, message: string, details?: unknown)
+  readonly code: string
+  readonly details?: unknown
+}
+
+/** Seed 002's internal tools: `_internal: true`, `_meta.internal: true`, or a name starting `internal_`. */
+export function isInternalTool(tool: { name: string; _internal?: unknown; _meta?: { internal?: unknown } }): boolean
+
+/** How a `CallToolResult` reads to a script (api.md §5). */
+export function unwrapResult(result: unknown): { ok: true; value: unknown } | { ok: false; message: string; details?: unknown }
+
+export const VERSION: string
+
+/** What `mcp.listServers()` shows of one upstream. */
+export interface ServerInfo {
+  name: string
+  status: 'starting' | 'connected' | 'failed' | 'closed'
+  transport: 'stdio' | 'http' | 'sse'
+  tools: number
+  capabilities: { tools: boolean; resources: boolean; prompts: boolean }
+  serverInfo?: { name: string; version: string }
+  reason?: string
+}
+
+/** One meta-tool call from a client: where its notifications go, the servers it reached. */
+export class RequestScope {
+  constructor(options?: {
+    sessionId?: string | null
+    sendNotification?: (notification: { method: string; params?: Record<string, unknown> }) => Promise<void>
+    progressToken?: string | number
+    logLevel?: () => string
+    signal?: AbortSignal
+  })
+  readonly sessionId: string | null
+  readonly servers: Set<string>
+  readonly signal: AbortSignal
+  flushed(): Promise<void>
+  end(): void
+}
+
+export class Gateway {
+  constructor(
+    config: GatewayConfig,
+    options?: {
+      log?: (line: string, level?: 'info' | 'warn') => void
+      /** Overrides `codecall.audit`. */
+      audit?: string | null
+      onToolsChanged?: () => void
+      onUpstreamLog?: (server: string, params: unknown) => void
+    },
+  )
+  readonly codecall: CodeCall
+  readonly metaNames: Set<string>
+  readonly metaByKind: { search: string; describe: string; execute: string; invoke?: string }
+  /** Starts every upstream in parallel; resolves when each has connected or failed. */
+  start(): Promise<void>
+  listTools(): ReturnType<CodeCall['listTools']>
+  isMetaTool(name: string): boolean
+  search(query: string, topK?: number): Promise<ReturnType<CodeCall['search']>>
+  /** One meta-tool call; rejects (ERR_INVALID_ARG) for malformed arguments. */
+  handle(name: string, args: unknown, scope: RequestScope, overrides?: { allowedServers?: string[] | null }): Promise<ExecuteResult | unknown>
+  hostFor(scope: RequestScope, overrides?: { allowedServers?: string[] | null }): CodeCallHost
+  /** Closes every upstream (no process left behind), the audit file and the engine. */
+  close(): Promise<void>
+}
+
+export class Sessions {
+  constructor(gateway: Gateway)
+  toolsChanged(): void
+  close(): Promise<void>
+}
+
+export function isLoopback(host: string): boolean
+export function serveStdio(gateway: Gateway, sessions: Sessions, onClosed: () => void): Promise<() => Promise<void>>
+export function serveHttp(
+  gateway: Gateway,
+  sessions: Sessions,
+  options: { port: number; host: string; token?: string | null; log: (line: string, level?: 'info' | 'warn') => void },
+): Promise<{ url: string; close(): Promise<void> }>
