@@ -432,7 +432,7 @@ export class Gateway {
             const r = unwrapResult(result)
             return r.ok ? { ok: true, result: r.value } : { ok: false, error: { code: 'TOOL_EXECUTION_ERROR', message: r.message } }
           } catch (e) {
-            return { ok: false, error: { code: e?.code ?? 'TOOL_EXECUTION_ERROR', message: describeError(e) } }
+            return { ok: false, error: { code: e?.code ?? 'TOOL_EXECUTION_ERROR', message: e instanceof GatewayError ? e.message : describeError(e) } }
           }
         })
       },
