@@ -270,7 +270,9 @@ describe('notifications', () => {
       onprogress: (p: any) => progress.push(p),
     })
     expect(r.status).toBe('ok')
-    expect(progress.filter((p) => String(p.message).startsWith('everything:trigger-long-running-operation')).length).toBe(3)
+    const upstream = progress.filter((p) => /^everything:trigger-long-running-operation(: .*)? \(\d\/3\)$/.test(String(p.message)))
+    expect(upstream.map((p) => String(p.message).slice(-5))).toEqual(['(1/3)', '(2/3)', '(3/3)'])
+    expect(progress[progress.length - 1].message).toMatch(/^everything:trigger-long-running-operation ok in/)
   })
 
   it('re-indexes a server on its tools/list_changed and passes it on', async () => {

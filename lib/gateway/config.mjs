@@ -113,6 +113,7 @@ function checkServer(name, raw, baseDir, path) {
   if (hasCommand === hasUrl) {
     throw new ConfigError(hasCommand ? "has both 'command' and 'url': give one" : "needs 'command' (stdio) or 'url' (HTTP)", path)
   }
+  /** @type {any} */
   const server = { name, include: null, exclude: [], disabled: false, callTimeoutMs: null }
   if (own(raw, 'type')) {
     const types = hasCommand ? STDIO_TYPES : HTTP_TYPES
@@ -155,6 +156,7 @@ function checkServer(name, raw, baseDir, path) {
 
 function checkCodecall(raw, serverNames, baseDir) {
   const path = 'codecall'
+  /** @type {import('./index.mjs').GatewayOptions} */
   const out = {
     mode: 'codecall_only',
     topK: undefined,
@@ -179,7 +181,7 @@ function checkCodecall(raw, serverNames, baseDir) {
   )
   if (own(raw, 'mode')) {
     if (!MODES.includes(raw.mode)) throw new ConfigError(`must be one of ${MODES.join(', ')} (got ${JSON.stringify(raw.mode)})`, `${path}.mode`)
-    out.mode = raw.mode
+    out.mode = /** @type {any} */ (raw.mode)
   }
   if (own(raw, 'topK')) out.topK = positiveInt(raw.topK, `${path}.topK`, 1000)
   if (own(raw, 'maxDefinitions')) out.maxDefinitions = positiveInt(raw.maxDefinitions, `${path}.maxDefinitions`, 1000)

@@ -60,9 +60,10 @@ export class RequestScope {
   }
 
   notify(notification) {
-    if (!this.sendNotification) return
+    const send = this.sendNotification
+    if (!send) return
     const sent = Promise.resolve()
-      .then(() => this.sendNotification(notification))
+      .then(() => send(notification))
       .catch(() => {})
     this.pending.add(sent)
     sent.finally(() => this.pending.delete(sent))
@@ -132,7 +133,7 @@ export class Gateway {
       topK: c.topK,
       maxDefinitions: c.maxDefinitions,
       metaToolPrefix: c.metaToolPrefix,
-      metaToolSeparator: c.metaToolSeparator,
+      metaToolSeparator: /** @type {any} */ (c.metaToolSeparator),
       vm: c.vm,
       search: c.search,
       directCalls: c.directCalls,
@@ -252,7 +253,7 @@ export class Gateway {
     }
     const code = failure ? (failure.code ?? 'ERR_INVALID_ARG') : result?.error?.code
     if (code) line.errorCode = code
-    this.audit.write(line)
+    this.audit?.write(line)
   }
 
   /** Failed upstreams whose backoff has passed are restarted in the background on any use. */
@@ -348,6 +349,7 @@ export class Gateway {
       const started = performance.now()
       scope.event({ type: 'tool_call_start', ...ids, input })
       const end = (status, error) => {
+        /** @type {Record<string, unknown>} */
         const e = { type: 'tool_call_end', ...ids, input, status, durationMs: performance.now() - started }
         if (error) e.error = { code: error.code ?? 'TOOL_EXECUTION_ERROR', message: error.message }
         scope.event(e)

@@ -117,9 +117,12 @@ function sameSecret(given, expected) {
 
 /**
  * Streamable HTTP at `/mcp`. Resolves to `{ url, close }` once listening.
- * @param {{ port: number, host: string, token?: string | null, log: (line: string) => void }} options
+ * @param {import('./gateway.mjs').Gateway} gateway
+ * @param {Sessions} sessions
+ * @param {{ port: number, host: string, token?: string | null, log: (line: string, level?: string) => void }} options
  */
-export async function serveHttp(gateway, sessions, { port, host, token, log }) {
+export async function serveHttp(gateway, sessions, options) {
+  const { port, host, token, log } = options
   /** @type {Map<string, StreamableHTTPServerTransport>} */
   const transports = new Map()
   const loopback = isLoopback(host)
@@ -173,27 +176,27 @@ export async function serveHttp(gateway, sessions, { port, host, token, log }) {
         await server.connect(created)
         transport = created
       }
-      await transport.handleRequest(req, res)
+      await /** @type {StreamableHTTPServerTransport} */ (transport).handleRequest(req, res)
     } catch (e) {
       log(`HTTP request failed: ${e?.message ?? e}`)
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end('Internal error\n')
     }
   })
-  await new Promise((resolve, reject) => {
+  await /** @type {Promise<void>} */ (new Promise((resolve, reject) => {
     http.once('error', reject)
     http.listen(port, host, () => {
       http.off('error', reject)
       resolve()
     })
-  })
-  const address = http.address()
+  }))
+  const address = /** @type {import('node:net').AddressInfo} */ (http.address())
   const shownHost = host.includes(':') ? `[${host}]` : host
   return {
     url: `http://${shownHost}:${address.port}/mcp`,
     async close() {
       await Promise.all([...transports.values()].map((t) => t.close().catch(() => {})))
       http.closeAllConnections?.()
-      await new Promise((resolve) => http.close(() => resolve()))
+      await new Promise((resolve) => http.close(() => resolve(undefined)))
     },
   }
 }

@@ -39,6 +39,11 @@ export function isInternalTool(tool) {
 const MAX_PAGES = 50
 const MAX_ITEMS = 10_000
 const MAX_STDERR_LINE = 2000
+/**
+ * @typedef {{ what?: string, timeoutMs?: number, signal?: AbortSignal,
+ *             onprogress?: (progress: { progress: number, total?: number, message?: string }) => void }} RequestOptions
+ */
+
 /** Restart delays after consecutive failed starts: 1 s, 2 s, 4 s, ... at most 60 s. */
 const backoffMs = (failures) => (failures <= 0 ? 0 : Math.min(60_000, 1000 * 2 ** (failures - 1)))
 
@@ -102,7 +107,8 @@ export class Upstream {
       timer = setTimeout(resolve, timeoutMs)
     })
     await Promise.race([this.starting, timeout]).finally(() => clearTimeout(timer))
-    if (this.status !== 'connected') throw this.#unavailable(this.reason ?? `not connected within ${timeoutMs} ms`)
+    // (#connect changed the status meanwhile.)
+    if (/** @type {string} */ (this.status) !== 'connected') throw this.#unavailable(this.reason ?? `not connected within ${timeoutMs} ms`)
   }
 
   #unavailable(why) {
@@ -173,6 +179,7 @@ export class Upstream {
     } finally {
       clearTimeout(timer)
     }
+    deferResponses(transport)
     if (transport instanceof StdioClientTransport) this.pid = transport.pid
     this.capabilities = client.getServerCapabilities() ?? {}
     this.serverInfo = client.getServerVersion()
@@ -190,13 +197,14 @@ export class Upstream {
 
   #stdioTransport() {
     this.transportKind = 'stdio'
+    const spec = /** @type {any} */ (this.spec)
     const transport = new StdioClientTransport({
-      command: this.spec.command,
-      args: this.spec.args,
+      command: spec.command,
+      args: spec.args,
       // As MCP clients do: a small default environment plus the server's own `env` — the
       // gateway's secrets (CODECALL_TOKEN, ...) are not passed on.
-      env: { ...getDefaultEnvironment(), ...this.spec.env },
-      cwd: this.spec.cwd,
+      env: { ...getDefaultEnvironment(), ...spec.env },
+      cwd: spec.cwd,
       stderr: 'pipe',
     })
     let pending = ''
@@ -218,13 +226,15 @@ export class Upstream {
 
   #httpTransport() {
     this.transportKind = 'http'
-    return new StreamableHTTPClientTransport(new URL(this.spec.url), { requestInit: { headers: this.spec.headers } })
+    const spec = /** @type {any} */ (this.spec)
+    return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } })
   }
 
   #sseTransport() {
     this.transportKind = 'sse'
-    const headers = this.spec.headers
-    return new SSEClientTransport(new URL(this.spec.url), {
+    const spec = /** @type {any} */ (this.spec)
+    const headers = spec.headers
+    return new SSEClientTransport(new URL(spec.url), {
       requestInit: { headers },
       eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, ...headers } }) },
     })
@@ -279,6 +289,9 @@ export class Upstream {
   /**
    * One request to the server, bounded by `timeoutMs` and `signal`, with the server's progress
    * for it sent to `onprogress`. Failures become `GatewayError`s naming the server and `what`.
+   * @param {string} method
+   * @param {Record<string, unknown>} params
+   * @param {RequestOptions} [options]
    */
   async request(method, params, { what, timeoutMs = this.callTimeoutMs, signal, onprogress } = {}) {
     await this.ready(Math.min(timeoutMs, this.options.startupTimeoutMs))
@@ -296,7 +309,10 @@ export class Upstream {
     }
   }
 
-  /** Lists every page of `resources/list`, `resources/templates/list` or `prompts/list`. */
+  /**
+   * Lists every page of `resources/list`, `resources/templates/list` or `prompts/list`.
+   * @param {string} method @param {string} key @param {RequestOptions} [options]
+   */
   async list(method, key, { timeoutMs = this.callTimeoutMs, signal } = {}) {
     await this.ready(Math.min(timeoutMs, this.options.startupTimeoutMs))
     const client = this.client
@@ -361,6 +377,27 @@ export class Upstream {
     if (client) await client.close().catch(() => {})
     else if (transport) await transport.close().catch(() => {})
     if (tree.length) await killTree(tree)
+  }
+}
+
+/**
+ * The SDK client (1.x) runs a notification's handler a microtask after reading it, but settles a
+ * response at once — and forgets the request's progress handler then. A server that sends its last
+ * progress notification right before the response (in the same read) would have it dropped as
+ * "unknown token". Responses are delivered two microtasks late, after the handlers of the
+ * notifications read before them.
+ */
+function deferResponses(transport) {
+  const deliver = transport.onmessage
+  if (typeof deliver !== 'function') return
+  transport.onmessage = (message, extra) => {
+    if (message && typeof message === 'object' && 'id' in message && ('result' in message || 'error' in message)) {
+      Promise.resolve()
+        .then(() => undefined)
+        .then(() => deliver.call(transport, message, extra))
+    } else {
+      deliver.call(transport, message, extra)
+    }
   }
 }
 
