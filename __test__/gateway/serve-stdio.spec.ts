@@ -207,13 +207,18 @@ describe('mcp.* (seed 003) and call_tool (seed 004)', () => {
     expect(r.stats.toolCalls).toBe(3)
   })
 
-  it('sends tool_call events for mcp.callTool and call_tool too', async () => {
+  it('sends tool_call events for mcp.callTool and call_tool too (debug level, asked for with logging/setLevel)', async () => {
     messages.length = 0
+    await execute(`return await callTool('fx:echo', { text: 'quiet' })`)
+    expect(messages.filter((m) => m.logger === 'codecall')).toEqual([])
+    await client.setLoggingLevel('debug')
     await execute(`await mcp.callTool('fx', 'echo', { text: 'e1' }); await call_tool('fx', 'echo', { text: 'e2' }); return 1`)
     const events = messages.filter((m) => m.logger === 'codecall').map((m) => `${m.data.type}:${m.data.toolName}`)
     expect(events).toEqual(['tool_call_start:fx:echo', 'tool_call_end:fx:echo', 'tool_call_start:fx:echo', 'tool_call_end:fx:echo'])
     const start = messages.find((m) => m.logger === 'codecall')
+    expect(start.level).toBe('debug')
     expect(start.data.executionId).toMatch(/\S/)
+    await client.setLoggingLevel('info')
   })
 })
 

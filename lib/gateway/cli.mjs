@@ -9,7 +9,7 @@
 // line on stderr. Standard output carries only the MCP protocol (serve) or the JSON result (exec).
 import { existsSync, readFileSync } from 'node:fs'
 import { ConfigError, DEFAULT_CONFIG_PATH, loadConfig, parseConfig } from './config.mjs'
-import { describeError } from './upstream.mjs'
+import { describeError } from './errors.mjs'
 
 const HELP = {
   main: `codecall — code mode in front of the MCP servers you already run

@@ -88,7 +88,9 @@ export class RequestScope {
   event(event) {
     if (event.type === 'tool_call_start' || event.type === 'tool_call_end') {
       const done = event.type === 'tool_call_end'
-      this.log(done && event.status === 'error' ? 'warning' : 'info', 'codecall', event)
+      // Every call is a debug line (a client asks for them with logging/setLevel 'debug'); a failed
+      // call is a warning. Progress, with the client's token, counts finished calls either way.
+      this.log(done && event.status === 'error' ? 'warning' : 'debug', 'codecall', event)
       if (done) this.step(`${event.toolName} ${event.status} in ${Number(event.durationMs).toFixed(1)} ms`)
     } else if (event.type === 'log') {
       this.log(SCRIPT_LEVELS[event.level] ?? 'info', 'script', { message: event.message, metadata: event.metadata })

@@ -18,18 +18,10 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { globToRegExp } from './config.mjs'
+import { describeError, GatewayError } from './errors.mjs'
 import { killTree, processTree } from './processes.mjs'
 
-/** A failure with a stable `code` (api.md §7) that the engine keeps on the script's ToolError. */
-export class GatewayError extends Error {
-  /** @param {string} code @param {string} message @param {unknown} [details] */
-  constructor(code, message, details) {
-    super(message)
-    this.name = 'GatewayError'
-    this.code = code
-    if (details !== undefined) this.details = details
-  }
-}
+export { describeError, GatewayError }
 
 /** Seed 002: tools a server keeps for itself are never indexed, described, listed or callable. */
 export function isInternalTool(tool) {
@@ -399,14 +391,4 @@ function deferResponses(transport) {
       deliver.call(transport, message, extra)
     }
   }
-}
-
-/** One line for a start or call failure. */
-export function describeError(e) {
-  if (e === null || e === undefined) return 'unknown error'
-  if (typeof e !== 'object') return String(e)
-  const base = e.message || String(e)
-  if (e.code === 'ENOENT' && e.path) return `command not found: ${e.path}`
-  if (e.code && typeof e.code === 'string' && !base.includes(e.code)) return `${base} (${e.code})`
-  return base
 }
