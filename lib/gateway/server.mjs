@@ -14,7 +14,8 @@ import {
   McpError,
   SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import { LOG_LEVELS, RequestScope, VERSION } from './gateway.mjs'
+import { invalidArgumentsResult, LOG_LEVELS, metaToolResult, RequestScope } from '../common/mcp.mjs'
+import { VERSION } from './gateway.mjs'
 
 const INSTRUCTIONS =
   'This server is in code mode over several MCP servers. Search for tools (names are "<server>:<tool>"), ' +
@@ -62,18 +63,13 @@ export class Sessions {
         logLevel: () => level,
         signal: extra.signal,
       })
-      let result
       try {
-        result = await gateway.handle(name, args ?? {}, scope)
+        const result = await gateway.handle(name, args ?? {}, scope)
         await scope.flushed()
+        return metaToolResult(result)
       } catch (e) {
-        // Malformed meta-tool arguments (ERR_INVALID_ARG): the model can read and fix them.
-        return { isError: true, content: [{ type: 'text', text: `${e?.code ?? 'ERROR'}: ${e?.message ?? e}` }] }
+        return invalidArgumentsResult(e)
       }
-      const failed = result?.status !== undefined && result.status !== 'ok'
-      const out = { content: [{ type: 'text', text: JSON.stringify(result) }], isError: failed }
-      if (result !== null && typeof result === 'object' && !Array.isArray(result)) out.structuredContent = result
-      return out
     })
     this.servers.add(server)
     server.onclose = () => this.servers.delete(server)

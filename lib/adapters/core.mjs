@@ -1,0 +1,153 @@
+// What every framework adapter shares (api.md §8): a CodeCall in front of a server's own tools.
+// A framework binding gives three things — the server's own `tools/list` answer, a call through
+// the server's own `tools/call` path, and a way to hear that its tools changed — and installs
+// the two handlers this file builds. Everything else (metadata, modes, the meta-tools, events as
+// notifications) is decided here once, the same for every framework.
+//
+// It never calls a tool any other way than through the binding's `callTool`, so the framework's
+// input validation, outputSchema checks and the handler's context are those of a direct call.
+import { createRequire } from 'node:module'
+import { invalidArgumentsResult, metaToolResult, RequestScope } from '../common/mcp.mjs'
+
+const require = createRequire(import.meta.url)
+const { CodeCall } = require('../../index.js')
+
+/** Servers already in code mode: a second `codeMode()` is a caller error, not a double wrap. */
+const wrapped = new WeakSet()
+
+/** A `TypeError` with `code: 'ERR_INVALID_ARG'`, as the rest of the package throws. */
+export function invalidArg(message) {
+  const e = new TypeError(message)
+  // @ts-ignore — a code on a TypeError, as Node's own errors have.
+  e.code = 'ERR_INVALID_ARG'
+  return e
+}
+
+/** Claims `server` for code mode once; a second claim throws `ERR_INVALID_ARG`. */
+export function claim(server, what) {
+  if (server === null || typeof server !== 'object') throw invalidArg(`codeMode(server): server must be ${what}`)
+  if (wrapped.has(server)) throw invalidArg('codeMode(server): this server is already in code mode')
+  wrapped.add(server)
+}
+
+const METADATA_KEYS = ['appId', 'tags', 'examples', 'codecall', 'internal', 'source']
+
+/** `appId` from a tool name's prefix before its first `_ . : /`, else the server's name (§8). */
+export function defaultAppId(name, serverName) {
+  const m = /^([^_.:/]+)[_.:/]./.exec(name)
+  return m ? m[1] : serverName
+}
+
+/**
+ * A listed MCP tool plus its CodeCall metadata (`_meta.codecall`, then `options.tools[name]`,
+ * which wins) as a CodeCall `ToolDefinition`.
+ */
+export function toolDefinition(tool, serverName, overrides) {
+  const def = { name: tool.name }
+  for (const key of ['title', 'description', 'inputSchema', 'outputSchema', 'annotations']) {
+    if (tool[key] !== undefined && tool[key] !== null) def[key] = tool[key]
+  }
+  const fromMeta = tool._meta && typeof tool._meta === 'object' ? tool._meta.codecall : undefined
+  for (const source of [fromMeta, overrides?.[tool.name]]) {
+    if (!source || typeof source !== 'object') continue
+    for (const key of METADATA_KEYS) if (source[key] !== undefined) def[key] = source[key]
+  }
+  if (def.appId === undefined) def.appId = defaultAppId(tool.name, serverName)
+  return def
+}
+
+/**
+ * Puts a CodeCall in front of a server through a framework binding; returns the CodeCall.
+ *
+ * @param {{
+ *   serverName: string,
+ *   listTools: () => Promise<any[]>,
+ *   callTool: (name: string, args: unknown, request: any, extra: any) => Promise<any>,
+ *   context: (extra: any) => { sessionId?: string | null, sendNotification?: (n: any) => Promise<void>, signal?: AbortSignal },
+ *   install: (handlers: { list: (request: any, extra: any) => Promise<any>, call: (request: any, extra: any) => Promise<any> }) => void,
+ *   watch: (changed: () => void) => void,
+ *   sendToolListChanged: () => void,
+ *   unknownTool: (name: string) => Error,
+ * }} binding
+ * @param {Record<string, any>} [options]
+ */
+export function attach(binding, options = {}) {
+  if (options === null || typeof options !== 'object') throw invalidArg('codeMode(server, options): options must be an object')
+  const { tools: overrides, ...rest } = options
+  if (overrides !== undefined && overrides !== null && typeof overrides !== 'object') {
+    throw invalidArg('codeMode(server, options): options.tools must be an object of per-tool metadata')
+  }
+  const userChanged = rest.onToolsChanged
+  let ready = false
+  const codecall = new CodeCall({
+    metaToolSeparator: '_',
+    ...rest,
+    onToolsChanged: () => {
+      listed = names(codecall.listTools())
+      if (ready) binding.sendToolListChanged()
+      if (typeof userChanged === 'function') userChanged()
+    },
+  })
+  const names = (list) => new Set(list.map((t) => t.name))
+  const metaNames = names(codecall.metaTools())
+  let listed = new Set()
+
+  // The server's tools, read through its own tools/list: JSON Schema as the framework converts it.
+  let refreshing = null
+  let again = false
+  const refresh = () => {
+    if (refreshing) {
+      again = true
+      return refreshing
+    }
+    refreshing = (async () => {
+      do {
+        again = false
+        const tools = await binding.listTools()
+        codecall.setTools(tools.filter((t) => !metaNames.has(t.name)).map((t) => toolDefinition(t, binding.serverName, overrides)))
+      } while (again)
+    })().finally(() => {
+      refreshing = null
+      ready = true
+    })
+    return refreshing
+  }
+  const current = () => refreshing ?? Promise.resolve()
+  binding.watch(() => {
+    refresh().catch(() => {})
+  })
+  refresh().catch(() => {})
+
+  binding.install({
+    list: async () => {
+      await current()
+      return { tools: codecall.listTools() }
+    },
+    call: async (request, extra) => {
+      await current()
+      const name = request?.params?.name
+      const args = request?.params?.arguments
+      if (metaNames.has(name)) {
+        const context = binding.context(extra)
+        const scope = new RequestScope({ ...context, progressToken: undefined })
+        const host = {
+          // The script's calls run with this request's context (session, auth, signal, progress token).
+          callTool: (tool, input) => binding.callTool(tool, input, request, extra),
+          onEvent: (event) => scope.event(event),
+        }
+        try {
+          const result = await codecall.handle(name, args ?? {}, host)
+          await scope.flushed()
+          return metaToolResult(result)
+        } catch (e) {
+          return invalidArgumentsResult(e)
+        } finally {
+          scope.end()
+        }
+      }
+      if (listed.has(name)) return binding.callTool(name, args, request, extra)
+      throw binding.unknownTool(name)
+    },
+  })
+  return codecall
+}

@@ -1,0 +1,154 @@
+// `@codecall/native/mcp-sdk`: `codeMode(server, options?)` for the official TypeScript SDK —
+// `McpServer` and the low-level `Server` of `@modelcontextprotocol/sdk` 1.x, and `McpServer` of
+// `@modelcontextprotocol/server` 2.x (api.md §8). It loads no SDK itself: it works on the
+// server object it is given, whichever copy of the SDK made it.
+//
+// The SDKs have no public API to replace what `tools/list` and `tools/call` answer, so this
+// reaches in at one place, the same in every version: the protocol's map of request handlers
+// (`server._requestHandlers`, method → `(request, extra) => result`). The entries found there
+// are the SDK's own, with its request parsing, input validation and outputSchema checks; they
+// are kept and called for every real tool call. `__test__/adapters/` fails loudly the day a
+// version moves that map.
+import { attach, claim, invalidArg } from './core.mjs'
+
+/** The low-level `Server` under a server object, and whether it is an `McpServer`. */
+function lowLevel(server) {
+  const isMcpServer = typeof server.registerTool === 'function' && server.server && typeof server.server === 'object'
+  const low = isMcpServer ? server.server : server
+  if (!(low._requestHandlers instanceof Map) || typeof low.setRequestHandler !== 'function') {
+    throw invalidArg(
+      'codeMode(server): expected an McpServer or Server of @modelcontextprotocol/sdk 1.x or @modelcontextprotocol/server 2.x ' +
+        '(no request-handler map found: an SDK version this adapter does not know?)',
+    )
+  }
+  return { low, isMcpServer }
+}
+
+/** An `extra` good enough for listing tools outside any request (v1 `extra`, v2 `ctx`). */
+function listingContext() {
+  const signal = new AbortController().signal
+  const refuse = async () => {
+    throw new Error('not available while codeMode lists tools')
+  }
+  const notify = async () => {}
+  return {
+    signal,
+    sessionId: undefined,
+    _meta: {},
+    requestId: 0,
+    sendNotification: notify,
+    sendRequest: refuse,
+    mcpReq: { id: 0, method: 'tools/list', _meta: {}, signal, send: refuse, notify, log: notify },
+    http: undefined,
+  }
+}
+
+/** A JSON-RPC error the SDK sends as is: `code` -32602 (invalid params). */
+function unknownTool(name) {
+  const e = new Error(`Unknown tool: ${name}`)
+  // @ts-ignore — the SDK reads a numeric `code` off any thrown error.
+  e.code = -32602
+  return e
+}
+
+/**
+ * Puts CodeCall in front of an SDK server. Call it after registering tools (later ones are
+ * re-indexed too). Returns the `CodeCall`.
+ * @param {any} server
+ * @param {Record<string, any>} [options]
+ */
+export function codeMode(server, options = {}) {
+  claim(server, 'an McpServer or Server of the MCP TypeScript SDK')
+  const { low, isMcpServer } = lowLevel(server)
+  const handlers = low._requestHandlers
+
+  if (isMcpServer && !server._toolHandlersInitialized && typeof server.setToolRequestHandlers === 'function') {
+    // McpServer installs its tools/list and tools/call handlers on its first tool; make it do so
+    // now, so they exist to be kept and its later registerTool() does not try again.
+    try {
+      server.setToolRequestHandlers()
+    } catch (e) {
+      throw invalidArg(`codeMode(server): the server cannot serve tools (${e.message}); call codeMode before connecting it`)
+    }
+  }
+
+  /** The server's own handlers (the SDK's, or the user's on a low-level Server). */
+  const inner = { list: handlers.get('tools/list'), call: handlers.get('tools/call') }
+  /** Ours, once installed. @type {{ list?: Function, call?: Function }} */
+  const mine = {}
+
+  if (!isMcpServer) {
+    // A low-level Server may get its tool handlers after codeMode(): keep ours in front of them.
+    const setRequestHandler = low.setRequestHandler
+    low.setRequestHandler = function (...args) {
+      const out = setRequestHandler.apply(this, args)
+      for (const [method, key] of [['tools/list', 'list'], ['tools/call', 'call']]) {
+        const now = handlers.get(method)
+        if (mine[key] && now && now !== mine[key]) {
+          inner[key] = now
+          handlers.set(method, mine[key])
+        }
+      }
+      return out
+    }
+  }
+
+  const owner = isMcpServer ? server : low
+  const sendToolListChanged = typeof owner.sendToolListChanged === 'function' ? owner.sendToolListChanged.bind(owner) : () => {}
+  const info = low._serverInfo ?? {}
+
+  return attach(
+    {
+      serverName: typeof info.name === 'string' && info.name ? info.name : 'server',
+      async listTools() {
+        if (typeof inner.list !== 'function') return []
+        const result = await inner.list({ method: 'tools/list', params: {} }, listingContext())
+        return Array.isArray(result?.tools) ? result.tools : []
+      },
+      callTool(name, args, request, extra) {
+        if (typeof inner.call !== 'function') return Promise.reject(unknownTool(name))
+        const params = { name, arguments: args ?? {} }
+        if (request?.params?._meta !== undefined) params._meta = request.params._meta
+        return Promise.resolve(inner.call({ jsonrpc: '2.0', id: request?.id ?? 0, method: 'tools/call', params }, extra))
+      },
+      context(extra) {
+        return {
+          sessionId: extra?.sessionId ?? null,
+          sendNotification: extra?.sendNotification ?? extra?.mcpReq?.notify,
+          signal: extra?.signal ?? extra?.mcpReq?.signal,
+        }
+      },
+      install({ list, call }) {
+        mine.list = list
+        mine.call = call
+        handlers.set('tools/list', list)
+        handlers.set('tools/call', call)
+        if (typeof low.registerCapabilities === 'function' && !low._capabilities?.tools) {
+          try {
+            low.registerCapabilities({ tools: { listChanged: true } })
+          } catch {
+            // Already connected: the client was told the capabilities at initialize.
+          }
+        }
+      },
+      watch(changed) {
+        // Every registration, update, enable, disable and removal ends in sendToolListChanged();
+        // from now on that means "re-index", and CodeCall tells clients when what they see changed.
+        owner.sendToolListChanged = () => {
+          changed()
+          return Promise.resolve()
+        }
+      },
+      sendToolListChanged() {
+        try {
+          const sent = sendToolListChanged()
+          if (sent && typeof sent.catch === 'function') sent.catch(() => {})
+        } catch {
+          // Not connected yet.
+        }
+      },
+      unknownTool,
+    },
+    options,
+  )
+}

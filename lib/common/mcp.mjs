@@ -1,0 +1,115 @@
+// What the gateway and the framework adapters share on the MCP side: how one meta-tool call's
+// events become notifications to its client (`RequestScope`), how a meta-tool's result becomes a
+// `CallToolResult`, and how a tool's `CallToolResult` reads to a script. Knows no transport and
+// no framework.
+
+/** MCP logging levels, lowest first. */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']
+/** MCP logging levels for the sandbox's `mcpLog` levels. */
+const SCRIPT_LEVELS = { debug: 'debug', info: 'info', notice: 'notice', warn: 'warning', warning: 'warning', error: 'error' }
+
+/** Seed 004's `call_tool` and the engine share one reading of a `CallToolResult` (api.md §5). */
+export function unwrapResult(result) {
+  if (result === null || typeof result !== 'object' || !Array.isArray(result.content)) return { ok: true, value: result }
+  const texts = result.content.filter((c) => c && c.type === 'text' && typeof c.text === 'string').map((c) => c.text)
+  if (result.isError === true) return { ok: false, message: texts.join('\n') || 'The tool reported an error', details: result.structuredContent }
+  if (result.structuredContent !== undefined) return { ok: true, value: result.structuredContent }
+  if (result.content.length === 1 && texts.length === 1) {
+    try {
+      return { ok: true, value: JSON.parse(texts[0]) }
+    } catch {
+      return { ok: true, value: texts[0] }
+    }
+  }
+  return { ok: true, value: result.content }
+}
+
+/**
+ * What one meta-tool call from the MCP client carries: where its notifications go, its progress
+ * token, and the servers it reached. Aborted when the call ends, so nothing it started upstream
+ * outlives it (a script that timed out cancels its pending upstream requests).
+ */
+export class RequestScope {
+  /**
+   * @param {{ sessionId?: string | null, sendNotification?: (n: any) => Promise<void>,
+   *           progressToken?: string | number, logLevel?: () => string, signal?: AbortSignal }} [options]
+   */
+  constructor(options = {}) {
+    this.sessionId = options.sessionId ?? null
+    this.sendNotification = options.sendNotification
+    this.progressToken = options.progressToken
+    this.logLevel = options.logLevel ?? (() => 'debug')
+    this.controller = new AbortController()
+    this.signal = options.signal ? AbortSignal.any([options.signal, this.controller.signal]) : this.controller.signal
+    this.servers = new Set()
+    this.progress = 0
+    this.pending = new Set()
+    this.nextCall = 0
+  }
+
+  notify(notification) {
+    const send = this.sendNotification
+    if (!send) return
+    const sent = Promise.resolve()
+      .then(() => send(notification))
+      .catch(() => {})
+    this.pending.add(sent)
+    sent.finally(() => this.pending.delete(sent))
+  }
+
+  log(level, logger, data) {
+    const min = LOG_LEVELS.indexOf(this.logLevel())
+    if (LOG_LEVELS.indexOf(level) < min) return
+    this.notify({ method: 'notifications/message', params: { level, logger, data } })
+  }
+
+  /** One step of `notifications/progress` (only when the client asked for progress). */
+  step(message, total) {
+    if (this.progressToken === undefined) return
+    this.progress += 1
+    const params = { progressToken: this.progressToken, progress: this.progress, message }
+    if (total !== undefined) params.total = total
+    this.notify({ method: 'notifications/progress', params })
+  }
+
+  /** A sandbox event (api.md §2.5) as MCP notifications. */
+  event(event) {
+    if (event.type === 'tool_call_start' || event.type === 'tool_call_end') {
+      const done = event.type === 'tool_call_end'
+      // Every call is a debug line (a client asks for them with logging/setLevel 'debug'); a failed
+      // call is a warning. Progress, with the client's token, counts finished calls either way.
+      this.log(done && event.status === 'error' ? 'warning' : 'debug', 'codecall', event)
+      if (done) this.step(`${event.toolName} ${event.status} in ${Number(event.durationMs).toFixed(1)} ms`)
+    } else if (event.type === 'log') {
+      this.log(SCRIPT_LEVELS[event.level] ?? 'info', 'script', { message: event.message, metadata: event.metadata })
+    } else if (event.type === 'notify') {
+      this.log('info', 'script', { event: event.event, payload: event.payload })
+    }
+  }
+
+  /** Resolves once every notification of this call is written, a little before its response. */
+  async flushed() {
+    await Promise.all(this.pending)
+    // The SDK client (1.x) handles a notification a microtask after reading it but a response at
+    // once: progress read in the same chunk as the response would be dropped as "unknown token".
+    if (this.progress > 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+
+  end() {
+    this.controller.abort()
+  }
+}
+
+/** A meta-tool's answer (search, describe, an ExecuteResult, ...) as an MCP `CallToolResult`. */
+export function metaToolResult(result) {
+  const failed = result !== null && typeof result === 'object' && result.status !== undefined && result.status !== 'ok'
+  /** @type {{ content: { type: 'text', text: string }[], isError: boolean, structuredContent?: Record<string, unknown> }} */
+  const out = { content: [{ type: 'text', text: JSON.stringify(result) ?? 'null' }], isError: failed }
+  if (result !== null && typeof result === 'object' && !Array.isArray(result)) out.structuredContent = result
+  return out
+}
+
+/** Malformed meta-tool arguments (ERR_INVALID_ARG) as a result the model can read and fix. */
+export function invalidArgumentsResult(e) {
+  return { isError: true, content: [{ type: 'text', text: `${e?.code ?? 'ERROR'}: ${e?.message ?? e}` }] }
+}
