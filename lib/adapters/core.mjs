@@ -62,9 +62,9 @@ export function toolDefinition(tool, serverName, overrides) {
  * @param {{
  *   serverName: string,
  *   listTools: () => Promise<any[]>,
- *   callTool: (name: string, args: unknown, request: any, extra: any) => Promise<any>,
+ *   callTool: (name: string, args: unknown, request: any, extra: any, via?: any) => Promise<any>,
  *   context: (extra: any) => { sessionId?: string | null, sendNotification?: (n: any) => Promise<void>, signal?: AbortSignal },
- *   install: (handlers: { list: (request: any, extra: any) => Promise<any>, call: (request: any, extra: any) => Promise<any> }) => void,
+ *   install: (handlers: { list: (request: any, extra: any) => Promise<any>, call: (request: any, extra: any, via?: any) => Promise<any> }) => void,
  *   watch: (changed: () => void) => void,
  *   sendToolListChanged: () => void,
  *   unknownTool: (name: string) => Error,
@@ -123,7 +123,8 @@ export function attach(binding, options = {}) {
       await current()
       return { tools: codecall.listTools() }
     },
-    call: async (request, extra) => {
+    // `via`: what the binding needs to reach this request's own tools/call path (e.g. its session).
+    call: async (request, extra, via) => {
       await current()
       const name = request?.params?.name
       const args = request?.params?.arguments
@@ -132,7 +133,7 @@ export function attach(binding, options = {}) {
         const scope = new RequestScope({ ...context, progressToken: undefined })
         const host = {
           // The script's calls run with this request's context (session, auth, signal, progress token).
-          callTool: (tool, input) => binding.callTool(tool, input, request, extra),
+          callTool: (tool, input) => binding.callTool(tool, input, request, extra, via),
           onEvent: (event) => scope.event(event),
         }
         try {
@@ -145,7 +146,7 @@ export function attach(binding, options = {}) {
           scope.end()
         }
       }
-      if (listed.has(name)) return binding.callTool(name, args, request, extra)
+      if (listed.has(name)) return binding.callTool(name, args, request, extra, via)
       throw binding.unknownTool(name)
     },
   })

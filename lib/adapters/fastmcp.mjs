@@ -1,0 +1,136 @@
+// `@codecall/native/fastmcp`: `codeMode(server, options?)` for `FastMCP` servers (`fastmcp` 4.x,
+// api.md §8).
+//
+// FastMCP keeps its tools private and gives each client session its own SDK `Server`, whose
+// `tools/list` and `tools/call` handlers it (re)installs in `FastMCPSession#setupToolHandlers`
+// — at the session's start and after every addTool / removeTool. There is no public way to
+// replace what those answer, so this reaches in at that one method (patched once, on the
+// prototype, for the ESM and the CommonJS build of fastmcp alike): it lets FastMCP install its
+// handlers, keeps them, and puts code mode in front — only for sessions of servers given to
+// codeMode (recognised by the meta-tools registered on them). Every real tool call still runs
+// FastMCP's own handler: its parameter validation, `canAccess`, timeouts, and the `context` given
+// to `execute` (session, log, reportProgress, streamContent, signal, requestId).
+// `__test__/adapters/fastmcp.spec.ts` fails loudly the day a version moves that method.
+import { createRequire } from 'node:module'
+import { attach, claim, invalidArg } from './core.mjs'
+
+const require = createRequire(import.meta.url)
+
+/** Meta-tool objects registered on a server → that server's code mode. */
+const owners = new WeakMap()
+const patched = new WeakSet()
+
+/** fastmcp's ESM build, loaded with this module (the adapter of fastmcp may load fastmcp). */
+const esm = await import('fastmcp').catch(() => null)
+
+/** The build of fastmcp `server` came from: ESM, else the CommonJS one (loaded only then). */
+function buildOf(server) {
+  if (esm && typeof esm.FastMCP === 'function' && server instanceof esm.FastMCP) return esm
+  try {
+    const cjs = require('fastmcp')
+    if (typeof cjs.FastMCP === 'function' && server instanceof cjs.FastMCP) return cjs
+  } catch {
+    // no CommonJS build resolvable from here
+  }
+  return null
+}
+
+function patch(Session) {
+  if (patched.has(Session)) return
+  const setup = Session.prototype.setupToolHandlers
+  if (typeof setup !== 'function') {
+    throw invalidArg('codeMode(server): this fastmcp has no FastMCPSession#setupToolHandlers (a version this adapter does not know?)')
+  }
+  patched.add(Session)
+  Session.prototype.setupToolHandlers = function (tools, ...rest) {
+    const out = setup.call(this, tools, ...rest)
+    const owner = Array.isArray(tools) ? tools.map((t) => owners.get(t)).find(Boolean) : undefined
+    const handlers = this.server?._requestHandlers
+    if (owner && handlers instanceof Map) owner.wrap(this, handlers)
+    return out
+  }
+}
+
+/**
+ * Puts CodeCall in front of a FastMCP server: `tools/list` answers the meta-tools (separator `_`
+ * unless given), a meta-tool runs the engine, and every tool call goes through FastMCP's own
+ * `tools/call` path of the client's session. Call it before `start()` / `connect()` (sessions
+ * that already exist keep serving the plain tools). Returns the `CodeCall`.
+ * @param {any} server
+ * @param {Record<string, any>} [options]
+ */
+export function codeMode(server, options = {}) {
+  if (server === null || typeof server !== 'object' || typeof server.addTools !== 'function' || typeof server.removeTool !== 'function') {
+    throw invalidArg('codeMode(server): server must be a FastMCP server')
+  }
+  const build = buildOf(server)
+  if (!build) throw invalidArg("codeMode(server): server is not a FastMCP of the 'fastmcp' package this adapter resolves (install it beside @codecall/native)")
+  claim(server, 'a FastMCP server')
+  patch(build.FastMCPSession)
+
+  /** The session whose handlers were set up last: its tools/list is what gets indexed. */
+  let latest = null
+  /** @type {{ list: Function, call: Function, changed: () => void, wrap: (session: any, handlers: Map<string, Function>) => void }} */
+  const owner = {
+    list: async () => ({ tools: [] }),
+    call: async () => ({ content: [] }),
+    changed: () => {},
+    wrap(session, handlers) {
+      const inner = { list: handlers.get('tools/list'), call: handlers.get('tools/call') }
+      if (typeof inner.list !== 'function' || typeof inner.call !== 'function') return
+      latest = inner
+      handlers.set('tools/list', (request, extra) => owner.list(request, extra))
+      handlers.set('tools/call', (request, extra) => owner.call(request, extra, inner))
+      owner.changed()
+    },
+  }
+
+  const codecall = attach(
+    {
+      serverName: typeof server.options?.name === 'string' ? server.options.name : 'fastmcp',
+      async listTools() {
+        if (!latest) return []
+        const signal = new AbortController().signal
+        const result = await latest.list({ method: 'tools/list', params: {} }, { signal, sendNotification: async () => {}, sendRequest: async () => {}, _meta: {} })
+        return Array.isArray(result?.tools) ? result.tools : []
+      },
+      callTool(name, args, request, extra, inner) {
+        const params = { name, arguments: args ?? {} }
+        if (request?.params?._meta !== undefined) params._meta = request.params._meta
+        return Promise.resolve(inner.call({ jsonrpc: '2.0', id: request?.id ?? 0, method: 'tools/call', params }, extra))
+      },
+      context(extra) {
+        return { sessionId: extra?.sessionId ?? null, sendNotification: extra?.sendNotification, signal: extra?.signal }
+      },
+      install({ list, call }) {
+        owner.list = list
+        owner.call = call
+      },
+      watch(changed) {
+        owner.changed = changed
+      },
+      // FastMCP announces its own tool changes to every session.
+      sendToolListChanged() {},
+      unknownTool(name) {
+        const e = new Error(`Unknown tool: ${name}`)
+        // @ts-ignore — the SDK reads a numeric `code` off any thrown error.
+        e.code = -32602
+        return e
+      },
+    },
+    options,
+  )
+
+  // The meta-tools as real FastMCP tools: they give every session the tools capability, and mark
+  // this server's sessions for the patched setupToolHandlers. Their calls never reach `execute`.
+  const markers = codecall.metaTools().map((t) => ({
+    name: t.name,
+    description: t.description,
+    execute: async () => {
+      throw new Error(`${t.name} is served by codeMode`)
+    },
+  }))
+  for (const m of markers) owners.set(m, owner)
+  server.addTools(markers)
+  return codecall
+}
