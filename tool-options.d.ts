@@ -22,3 +22,24 @@ export interface CodeCallToolOptions {
 }
 
 export type { CodeCallToolMetadata }
+
+/** The CodeCall metadata of one tool, as the framework adapters read it from `_meta.codecall` (api.md §8). */
+export interface CodeCallMeta {
+  /** @default the tool name's prefix before its first `_ . : /`, else the server's name */
+  appId?: string
+  tags?: string[]
+  /** Shown first in describe's usage examples. */
+  examples?: { description: string; input: unknown; output?: unknown }[]
+  codecall?: CodeCallToolMetadata
+  /** Never listed, indexed, described or callable. @default false */
+  internal?: boolean
+  /** @default 'inline' */
+  source?: string
+}
+
+/**
+ * `_meta` for a tool config — the SDK's `registerTool(name, { _meta })` (1.x and 2.x) and
+ * FastMCP's `addTool({ _meta })` — typed: `_meta: codecallMeta({ appId: 'billing', tags: ['money'] })`.
+ * Other `_meta` keys of the tool go in `meta`.
+ */
+export function codecallMeta<M extends Record<string, unknown> = {}>(metadata: CodeCallMeta, meta?: M): M & { codecall: CodeCallMeta }
