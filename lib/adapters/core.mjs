@@ -129,8 +129,10 @@ export function attach(binding, options = {}) {
       const name = request?.params?.name
       const args = request?.params?.arguments
       if (metaNames.has(name)) {
+        // Notifications only: progress is the tools' own (they get the request's token), and the
+        // request's signal already reaches them through their own context.
         const context = binding.context(extra)
-        const scope = new RequestScope({ ...context, progressToken: undefined })
+        const scope = new RequestScope({ sessionId: context.sessionId, sendNotification: context.sendNotification })
         const host = {
           // The script's calls run with this request's context (session, auth, signal, progress token).
           callTool: (tool, input) => binding.callTool(tool, input, request, extra, via),
