@@ -175,7 +175,7 @@ describe('every mode over stdio', () => {
 })
 
 describe('the example server over Streamable HTTP', () => {
-  it('serves the meta-tools, runs plans, and sends list_changed after upsertTools', async () => {
+  it('serves the meta-tools, runs plans, and sends list_changed after a tool is added', async () => {
     const server = await startHttp({ port: 0 })
     const client = new Client({ name: 'e2e-http', version: '1.0.0' })
     let changed = 0
@@ -191,9 +191,7 @@ describe('the example server over Streamable HTTP', () => {
       })
       expect(r).toMatchObject({ status: 'ok', result: true })
 
-      server.example.codecall.upsertTools([
-        { name: 'inventory:newReport', appId: 'inventory', description: 'A report added at run time', codecall: { visibleInListTools: true } },
-      ])
+      server.example.addTool({ name: 'inventory:newReport', appId: 'inventory', description: 'A report added at run time', codecall: { visibleInListTools: true } })
       await expect.poll(() => changed, { timeout: 5000 }).toBeGreaterThan(0)
       const after = await client.listTools()
       expect(after.tools.map((t) => t.name)).toContain('inventory:newReport')

@@ -71,7 +71,7 @@ export function createPipeline({ tools, store, onAudit, userId = 'usr_001' }) {
   }
 
   /**
-   * Runs one tool call. `meta` says who asked: `{ via: 'direct' | 'codecall', callId?, executionId? }`.
+   * Runs one tool call. `meta` says who asked: `{ via: 'mcp' | 'direct' | 'codecall', sessionId?, callId?, executionId? }`.
    * @returns {Promise<import('@modelcontextprotocol/sdk/types.js').CallToolResult>}
    */
   async function callTool(name, input, meta = {}) {

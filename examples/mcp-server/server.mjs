@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// An MCP server in "code mode": a realistic tool set (5 apps, 100+ tools, in-memory data) behind
-// CodeCall. `list_tools` answers with CodeCall's meta-tools (and the few tools marked visible);
-// `tools/call` of a meta-tool goes through `codecall.handle()`; every tool call — from a script or
-// a direct call — runs through the host pipeline (input validation, PII masking, audit).
+// An MCP server in "code mode": a realistic tool set (6 apps, 130 tools, in-memory data) on the
+// official SDK's low-level `Server`, with every tool call going through the host pipeline (input
+// validation, PII masking, audit). Code mode is one line — `codeMode(server, options)` from
+// `@codecall/native/mcp-sdk` — after the server's own tools/list and tools/call handlers: tools/list
+// then answers CodeCall's meta-tools (and the few tools marked visible), and every tool call of a
+// plan, like a direct call of a visible tool, still goes through the tools/call handler below.
 //
 //   node examples/mcp-server/server.mjs                 # stdio
 //   node examples/mcp-server/server.mjs --http 3000     # Streamable HTTP on http://127.0.0.1:3000/mcp
@@ -14,134 +16,86 @@ import { fileURLToPath } from 'node:url'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
-import { CodeCall } from '../../index.js'
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { codeMode } from '@codecall/native/mcp-sdk'
 import { allTools } from './apps/index.mjs'
 import { createStore } from './data.mjs'
 import { createPipeline } from './pipeline.mjs'
 
 const SERVER_INFO = { name: 'codecall-example', version: '0.1.0' }
 
-/** MCP logging levels for the sandbox's `mcpLog` levels. */
-const LEVELS = { debug: 'debug', info: 'info', warn: 'warning', warning: 'warning', error: 'error' }
+/** A tool of the apps as MCP lists it; its CodeCall metadata rides in `_meta.codecall`. */
+function mcpTool({ handler, appId, tags, examples, codecall, internal, source, ...tool }) {
+  return { ...tool, _meta: { codecall: { appId, tags, examples, codecall, internal, source } } }
+}
 
 /**
- * Builds the example: store, pipeline, CodeCall. `connect(transport)` serves one MCP session.
+ * Builds the example: store, pipeline, tools. `connect(transport)` serves one MCP session with a
+ * server of its own in code mode; `addTool(tool)` adds a tool at run time (every session re-indexes
+ * and tells its client).
  * @param {{ mode?: string, separator?: string, directCalls?: boolean, preset?: string, onAudit?: (e: any) => void, tools?: any[] }} [options]
  */
 export function createExampleServer(options = {}) {
   const store = createStore()
   const tools = options.tools ?? allTools()
   const pipeline = createPipeline({ tools, store, onAudit: options.onAudit })
+  /** @type {Set<{ server: Server, codecall: import('../../index.js').CodeCall }>} */
   const sessions = new Set()
+  /** Finished tool calls per progress token: a plan's calls report progress as they end. */
+  const progressed = new Map()
 
-  const codecall = new CodeCall({
-    mode: options.mode ?? 'codecall_only',
-    metaToolSeparator: options.separator ?? ':',
-    directCalls: { enabled: options.directCalls ?? true },
-    vm: { preset: options.preset ?? 'secure' },
-    onToolsChanged: () => {
-      listed = names(codecall.listTools())
-      for (const server of sessions) server.sendToolListChanged().catch(() => {})
-    },
-  })
-  const names = (list) => new Set(list.map((t) => t.name))
-  /** What `tools/call` may name: the meta-tools (fixed), and the listed tools (kept by onToolsChanged). */
-  const metaNames = names(codecall.metaTools())
-  let listed = new Set()
-  codecall.setTools(tools)
-
-  /** The CodeCall host for one MCP request: the pipeline, and events as MCP notifications. */
-  function hostFor(extra) {
-    const progressToken = extra?._meta?.progressToken
-    let progress = 0
-    const pending = new Set()
-    const notify = (notification) => {
-      const sent = extra.sendNotification(notification).catch(() => {})
-      pending.add(sent)
-      sent.finally(() => pending.delete(sent))
+  /** The server's own tools/call: the pipeline, plus one progress step per call when asked. */
+  async function callTool(request, extra) {
+    const { name, arguments: args } = request.params
+    const result = await pipeline.callTool(name, args ?? {}, { via: 'mcp', sessionId: extra.sessionId })
+    const token = request.params._meta?.progressToken ?? extra._meta?.progressToken
+    if (token !== undefined) {
+      const n = (progressed.get(token) ?? 0) + 1
+      progressed.set(token, n)
+      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: n, message: `${name} ${result.isError ? 'error' : 'ok'}` } })
     }
-    return {
-      /** Resolves once every notification of this request is written — and, after progress
-       *  notifications, a few milliseconds later: the SDK client (1.x) handles a notification a
-       *  microtask after reading it but a response at once, so a response that arrives in the same
-       *  read as the last progress notifications makes the client drop them ("unknown token"). */
-      async flushed() {
-        await Promise.all(pending)
-        if (progress > 0) await new Promise((resolve) => setTimeout(resolve, 5))
-      },
-      callTool: (name, input, meta) => pipeline.callTool(name, input, { via: 'codecall', ...meta }),
-      onEvent(event) {
-        if (event.type === 'tool_call_start' || event.type === 'tool_call_end') {
-          const done = event.type === 'tool_call_end'
-          notify({
-            method: 'notifications/message',
-            params: { level: done && event.status === 'error' ? 'warning' : 'info', logger: 'codecall', data: event },
-          })
-          if (progressToken !== undefined && done) {
-            progress += 1
-            notify({
-              method: 'notifications/progress',
-              params: {
-                progressToken,
-                progress,
-                message: `${event.toolName} ${event.status} in ${event.durationMs.toFixed(1)} ms`,
-              },
-            })
-          }
-        } else if (event.type === 'log') {
-          notify({
-            method: 'notifications/message',
-            params: { level: LEVELS[event.level] ?? 'info', logger: 'script', data: { message: event.message, metadata: event.metadata } },
-          })
-        } else if (event.type === 'notify') {
-          notify({ method: 'notifications/message', params: { level: 'info', logger: 'script', data: { event: event.event, payload: event.payload } } })
-        }
-      },
-    }
+    return result
   }
 
-  async function callTool(name, args, extra) {
-    if (metaNames.has(name)) {
-      let result
-      const host = hostFor(extra)
-      try {
-        result = await codecall.handle(name, args ?? {}, host)
-        await host.flushed()
-      } catch (e) {
-        // Malformed meta-tool arguments (ERR_INVALID_ARG): the model can read and fix them.
-        return { isError: true, content: [{ type: 'text', text: `${e.code ?? 'ERROR'}: ${e.message}` }] }
-      }
-      const failed = result?.status !== undefined && result.status !== 'ok'
-      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result, isError: failed }
-    }
-    if (listed.has(name)) return pipeline.callTool(name, args, { via: 'direct' })
-    throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
-  }
-
-  /** Serves one MCP session on `transport`; returns the SDK server. */
+  /** Serves one MCP session on `transport`; returns the SDK server and its CodeCall. */
   async function connect(transport) {
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: true }, logging: {} },
       instructions:
         'This server is in code mode: search for tools, describe them, then execute one JavaScript plan that calls them.',
     })
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: codecall.listTools() }))
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      callTool(request.params.name, request.params.arguments, { ...extra, _meta: request.params._meta }),
-    )
-    sessions.add(server)
-    server.onclose = () => sessions.delete(server)
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map(mcpTool) }))
+    server.setRequestHandler(CallToolRequestSchema, callTool)
+    const codecall = codeMode(server, {
+      mode: options.mode ?? 'codecall_only',
+      metaToolSeparator: options.separator ?? ':',
+      directCalls: { enabled: options.directCalls ?? true },
+      vm: { preset: options.preset ?? 'secure' },
+    })
+    const session = { server, codecall }
+    sessions.add(session)
+    server.onclose = () => {
+      sessions.delete(session)
+      codecall.dispose().catch(() => {})
+    }
     await server.connect(transport)
-    return server
+    return session
+  }
+
+  /** Adds a tool at run time: each session's server announces it, and code mode re-indexes. */
+  function addTool(tool) {
+    tools.push(tool)
+    for (const { server } of sessions) server.sendToolListChanged().catch(() => {})
   }
 
   async function close() {
-    for (const server of [...sessions]) await server.close().catch(() => {})
-    await codecall.dispose()
+    for (const { server, codecall } of [...sessions]) {
+      await server.close().catch(() => {})
+      await codecall.dispose().catch(() => {})
+    }
   }
 
-  return { codecall, pipeline, store, tools, connect, close }
+  return { pipeline, store, tools, connect, addTool, close }
 }
 
 /**
