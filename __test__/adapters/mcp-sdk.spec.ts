@@ -287,6 +287,22 @@ describe.each(FLAVOURS)('codeMode(%s)', (_, make) => {
     await vi.waitFor(() => expect(changed).toBeGreaterThan(0))
   })
 
+  it('re-indexes tools disabled, enabled or removed later (McpServer)', async () => {
+    const { harness, call } = await setup(make)
+    if (typeof harness.server.registerTool !== 'function') return
+    const tool = harness.server.registerTool('inventory_count', { description: 'Count the stock of a product' }, async () => ({
+      content: [{ type: 'text', text: '3' }],
+    }))
+    const top = async () => (await call('codecall_search', { query: 'count stock of a product' })).tools[0]?.name
+    await vi.waitFor(async () => expect(await top()).toBe('inventory_count'))
+    tool.disable()
+    await vi.waitFor(async () => expect(await top()).not.toBe('inventory_count'))
+    tool.enable()
+    await vi.waitFor(async () => expect(await top()).toBe('inventory_count'))
+    tool.remove()
+    await vi.waitFor(async () => expect(await top()).not.toBe('inventory_count'))
+  })
+
   it('codecall_opt_in indexes only opted-in tools; options.tools lists and tags them', async () => {
     const { client, call } = await setup(make, {
       mode: 'codecall_opt_in',
