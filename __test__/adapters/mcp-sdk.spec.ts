@@ -11,6 +11,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, ToolListChangedNotificat
 import { McpServer as McpServerV2, InMemoryTransport as MemoryV2 } from '@modelcontextprotocol/server'
 import { Client as ClientV2 } from '@modelcontextprotocol/client'
 import { codeMode } from '../../lib/adapters/mcp-sdk.mjs'
+import { codecallMeta } from '../../tool-options.js'
 import type { CodeCall } from '../../index.js'
 
 type Seen = { tool: string; args: unknown; keys: string[]; signal: boolean; progressToken?: unknown }
@@ -85,7 +86,7 @@ function mcpServerV1(): Harness {
   server.registerTool('orders_by_user', { description: DESCRIPTIONS.orders_by_user, inputSchema: { userId: z.number().int() } }, h.orders_by_user)
   server.registerTool(
     'orders_summary',
-    { description: DESCRIPTIONS.orders_summary, outputSchema: { count: z.number(), total: z.number() }, _meta: { codecall: { tags: ['reporting'] } } },
+    { description: DESCRIPTIONS.orders_summary, outputSchema: { count: z.number(), total: z.number() }, _meta: codecallMeta({ tags: ['reporting'] }, { ui: 'none' }) },
     (extra: any) => h.orders_summary({}, extra),
   )
   server.registerTool('billing_charge', { description: DESCRIPTIONS.billing_charge, inputSchema: { amount: z.number().positive() } }, h.billing_charge)
