@@ -174,6 +174,29 @@ describe('codeMode(FastMCP) over the in-memory transport', () => {
     expect(r.tools.map((t: any) => t.name).sort()).toEqual(['orders_by_user', 'users_list'])
   })
 
+  it("shows each session only the tools its own auth may see (canAccess), whoever connected last", async () => {
+    const server = new FastMCP<{ role: string }>({ name: 'acl', version: '1.0.0', ping: { enabled: false }, logger: { debug() {}, error() {}, info() {}, log() {}, warn() {} } })
+    server.addTool({ name: 'users_list', description: 'List the users', execute: async () => '[]' })
+    server.addTool({ name: 'admin_delete_everything', description: 'Delete everything in the workspace', canAccess: (auth) => auth?.role === 'admin', execute: async () => '"gone"' })
+    const codecall = codeMode(server) as CodeCall
+    open.push(() => codecall.dispose(), () => server.stop())
+    const session = async (role: string) => {
+      const [a, b] = InMemoryTransport.createLinkedPair()
+      const client = new Client({ name: role, version: '1' })
+      await Promise.all([server.connect(a, { role }), client.connect(b)])
+      open.push(() => client.close())
+      return async (query: string) => ((await client.callTool({ name: 'codecall_search', arguments: { query } })).structuredContent as any).tools.map((t: any) => t.name)
+    }
+    const admin = await session('admin')
+    expect(await admin('delete everything')).toContain('admin_delete_everything')
+    const guest = await session('guest')
+    expect(await guest('delete everything')).not.toContain('admin_delete_everything')
+    expect(await admin('delete everything')).toContain('admin_delete_everything')
+    const admin2 = await session('admin')
+    expect(await guest('delete everything')).not.toContain('admin_delete_everything')
+    expect(await admin2('delete everything')).toContain('admin_delete_everything')
+  })
+
   it('refuses a second codeMode, and anything that is not a FastMCP', async () => {
     const server = makeServer([])
     const codecall = codeMode(server) as CodeCall

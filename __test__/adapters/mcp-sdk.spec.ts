@@ -343,6 +343,34 @@ describe.each(FLAVOURS)('codeMode(%s)', (_, make) => {
   })
 })
 
+describe('codeMode(): lifetimes and bad tools', () => {
+  it('one malformed tool does not keep the others out of the index', async () => {
+    const { harness, call } = await setup(mcpServerV1)
+    harness.server.registerTool('broken_tool', { description: 'Has bad metadata', _meta: { codecall: { tags: [1] } } }, async () => ({ content: [] }))
+    harness.server.registerTool('inventory_audit', { description: 'Audit the warehouse stock' }, async () => ({ content: [{ type: 'text', text: '1' }] }))
+    await vi.waitFor(async () => expect((await call('codecall_search', { query: 'audit warehouse stock' })).tools[0]?.name).toBe('inventory_audit'))
+    expect((await call('codecall_search', { query: 'orders placed by a user' })).tools[0].name).toBe('orders_by_user')
+  })
+
+  it('the CodeCall is disposed when the server closes', async () => {
+    const { codecall, client } = await setup(mcpServerV1)
+    await client.close()
+    await vi.waitFor(async () => {
+      const r = await codecall.execute({ script: 'return 1' }, { callTool: () => null })
+      expect(r).toMatchObject({ status: 'runtime_error', error: { code: 'POOL_DISPOSED' } })
+    })
+  })
+
+  it('a codeMode that failed can be retried (the server is not marked)', async () => {
+    const server = new McpServerV1({ name: 'empty', version: '1' })
+    const [a] = MemoryV1.createLinkedPair()
+    await server.connect(a)
+    expect(() => codeMode(server)).toThrow(/cannot serve tools/)
+    expect(() => codeMode(server)).toThrow(/cannot serve tools/)
+    await server.close()
+  })
+})
+
 describe('codeMode(): arguments and the SDK internals it relies on', () => {
   it('throws ERR_INVALID_ARG for something that is not an SDK server', () => {
     for (const bad of [null, undefined, 42, {}, { registerTool() {} }]) {

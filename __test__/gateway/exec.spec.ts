@@ -84,6 +84,18 @@ describe('codecall exec', () => {
     expect(json(r.stdout)).toEqual({ ok: true, value: { ok: false, error: { code: 'ACCESS_DENIED', message: "MCP server 'other' is not in allowedServers" } } })
   })
 
+  it('exits 130 on SIGINT mid-run, leaving no upstream behind', async () => {
+    const { spawn } = await import('node:child_process')
+    const child = spawn(process.execPath, [join(ROOT, 'lib/gateway/cli.mjs'), 'exec', '--config', config, '--timeout', '30000', '--code', "await callTool('fx:hang')"], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CODECALL_TEST_MARK: mark },
+    })
+    await new Promise((r) => setTimeout(r, 1500))
+    child.kill('SIGINT')
+    const code = await new Promise((r) => child.on('exit', (c) => r(c)))
+    expect(code).toBe(130)
+  })
+
   it('--max-tool-calls 0 means no limit', async () => {
     const script = "return await Array.from({ length: 120 }, (_, i) => i).reduce(async (n, i) => (await n) + ((await callTool('fx:echo', { text: String(i) })).echoed === String(i) ? 1 : 0), 0)"
     const r = await exec('--max-tool-calls', '0', '--code', script, '--timeout', '30000')
@@ -101,6 +113,7 @@ describe('codecall exec', () => {
     ['an unknown allowed server', ['--code', '1', '--allowed-servers', 'fx,ghost']],
     ['a missing script file', ['--file', join(dir, 'nope.js')]],
     ['an option without its value', ['--code']],
+    ['an empty --allowed-servers', ['--code', '1', '--allowed-servers', ',']],
   ])('exits 2 with one line on stderr for %s', async (_, args) => {
     const r = await exec(...args)
     expect(r.code).toBe(2)
@@ -124,6 +137,8 @@ describe('configuration errors', () => {
     ['a bad server name', { mcpServers: { 'my server': { command: 'x' } } }, /mcpServers\.my server: server names may use only/],
     ['a non-http url', { mcpServers: { a: { url: 'ftp://h/x' } } }, /mcpServers\.a\.url: must be an http/],
     ['a bad top-level key', { mcpServer: {} }, /mcpServer: unknown key/],
+    ['a timeout a timer cannot hold', { mcpServers: {}, codecall: { callTimeoutMs: 2 ** 31 } }, /codecall\.callTimeoutMs: must be a whole number from 1 to 2147483647/],
+    ['a server named __proto__', { mcpServers: { ['__proto__']: { command: 'x' } } }, /mcpServers\.__proto__: server names/],
   ]
 
   it.each(cases)('exec exits 2 naming the key path for %s', async (_, raw, message) => {

@@ -41,8 +41,8 @@ async function connect(token: string | null = TOKEN) {
   return { client, transport }
 }
 
-/** A raw POST (initialize) with the given headers; resolves to the status code. */
-function post(headers: Record<string, string>, path = '/mcp') {
+/** A raw POST (initialize unless `body` says otherwise) with the given headers; resolves to the status code. */
+function post(headers: Record<string, string>, path = '/mcp', body?: string) {
   const target = new URL(url)
   return new Promise<number>((resolve, reject) => {
     const req = request(
@@ -53,7 +53,7 @@ function post(headers: Record<string, string>, path = '/mcp') {
       },
     )
     req.on('error', reject)
-    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }))
+    req.end(body ?? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }))
   })
 }
 
@@ -101,6 +101,14 @@ describe('bearer token', () => {
     expect(await post({ authorization: `Bearer ${TOKEN}`, host: 'evil.example:80' })).toBe(403)
     expect(await post({ authorization: `Bearer ${TOKEN}`, origin: 'https://evil.example' })).toBe(403)
     expect(await post({ authorization: `Bearer ${TOKEN}`, origin: 'http://localhost:5173' })).toBe(200)
+  })
+
+  it('opens a session only for an initialize request', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` }
+    expect(await post(auth, '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))).toBe(400)
+    expect(await post(auth, '/mcp', 'not json at all')).toBe(400)
+    expect(await post(auth, '/mcp', JSON.stringify([{ jsonrpc: '2.0', method: 'notifications/initialized' }]))).toBe(400)
+    expect(await post(auth, '/mcp', 'x'.repeat(5 * 1024 * 1024))).toBe(413)
   })
 
   it('answers 404 off /mcp', async () => {

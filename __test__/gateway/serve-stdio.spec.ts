@@ -200,6 +200,28 @@ describe('mcp.* (seed 003) and call_tool (seed 004)', () => {
     expect(down.error.message).toMatch(/'nope'/)
   })
 
+  it("binds mcp.callTool and call_tool by the index and the run's allowedTools, as callTool", async () => {
+    // A tool whose own metadata keeps it out of code mode is not found, by any of them.
+    const outOfIndex = await execute(`return await Promise.all([
+      callTool('fx:opted_out', {}, { throwOnError: false }).then((r) => r.error.code),
+      mcp.callTool('fx', 'opted_out', {}).then(() => 'called', (e) => e.code),
+      call_tool('fx', 'opted_out', {}).then((r) => r.error.code),
+      mcp.listTools('fx').then((t) => t.some((x) => x.name === 'opted_out')),
+    ])`)
+    expect(outOfIndex.result).toEqual(['TOOL_NOT_FOUND', 'TOOL_NOT_FOUND', 'TOOL_NOT_FOUND', false])
+    // The run's allowedTools bind all of them alike.
+    const r = await execute(
+      `return await Promise.all([
+        callTool('fx:pid', {}, { throwOnError: false }).then((r) => r.error.code),
+        mcp.callTool('fx', 'pid', {}).then(() => 'called', (e) => e.code),
+        call_tool('fx', 'pid', {}).then((r) => r.error.code),
+        call_tool('fx', 'echo', { text: 'allowed' }).then((r) => r.ok),
+      ])`,
+      { allowedTools: ['fx:echo'] },
+    )
+    expect(r.result).toEqual(['ACCESS_DENIED', 'ACCESS_DENIED', 'ACCESS_DENIED', true])
+  })
+
   it('counts every kind of call against maxToolCalls', async () => {
     const r = await execute(`
       await mcp.listServers(); await call_tool('fx', 'echo', { text: 'a' }); await callTool('fx:echo', { text: 'b' })

@@ -7,7 +7,7 @@
 // It never calls a tool any other way than through the binding's `callTool`, so the framework's
 // input validation, outputSchema checks and the handler's context are those of a direct call.
 import { createRequire } from 'node:module'
-import { invalidArgumentsResult, metaToolResult, RequestScope } from '../common/mcp.mjs'
+import { indexTools, invalidArgumentsResult, metaToolResult, RequestScope } from '../common/mcp.mjs'
 
 const require = createRequire(import.meta.url)
 const { CodeCall } = require('../../index.js')
@@ -23,10 +23,14 @@ export function invalidArg(message) {
   return e
 }
 
-/** Claims `server` for code mode once; a second claim throws `ERR_INVALID_ARG`. */
-export function claim(server, what) {
+/** Throws `ERR_INVALID_ARG` unless `server` is an object not yet in code mode. */
+export function assertUnclaimed(server, what) {
   if (server === null || typeof server !== 'object') throw invalidArg(`codeMode(server): server must be ${what}`)
   if (wrapped.has(server)) throw invalidArg('codeMode(server): this server is already in code mode')
+}
+
+/** Marks `server` as in code mode (once its set-up succeeded: a failed codeMode can be retried). */
+export function claim(server) {
   wrapped.add(server)
 }
 
@@ -68,6 +72,8 @@ export function toolDefinition(tool, serverName, overrides) {
  *   watch: (changed: () => void) => void,
  *   sendToolListChanged: () => void,
  *   unknownTool: (name: string) => Error,
+ *   visible?: (via: any) => Promise<Set<string> | null>,
+ *   log?: (line: string) => void,
  * }} binding
  * @param {Record<string, any>} [options]
  */
@@ -79,15 +85,20 @@ export function attach(binding, options = {}) {
   }
   const userChanged = rest.onToolsChanged
   let ready = false
+  let holding = false
+  const changed = () => {
+    listed = names(codecall.listTools())
+    if (ready) binding.sendToolListChanged()
+    if (typeof userChanged === 'function') userChanged()
+  }
   const codecall = new CodeCall({
     metaToolSeparator: '_',
     ...rest,
     onToolsChanged: () => {
-      listed = names(codecall.listTools())
-      if (ready) binding.sendToolListChanged()
-      if (typeof userChanged === 'function') userChanged()
+      if (!holding) changed()
     },
   })
+  const log = binding.log ?? ((line) => process.stderr.write(`codecall: ${line}\n`))
   const names = (list) => new Set(list.map((t) => t.name))
   const metaNames = names(codecall.metaTools())
   let listed = new Set()
@@ -104,7 +115,16 @@ export function attach(binding, options = {}) {
       do {
         again = false
         const tools = await binding.listTools()
-        codecall.setTools(tools.filter((t) => !metaNames.has(t.name)).map((t) => toolDefinition(t, binding.serverName, overrides)))
+        const defs = tools.filter((t) => !metaNames.has(t.name)).map((t) => toolDefinition(t, binding.serverName, overrides))
+        indexTools(codecall, defs, (name, message) => log(`codeMode: tool '${name}' not indexed: ${message}`), (fn) => {
+          holding = true
+          try {
+            fn()
+          } finally {
+            holding = false
+          }
+          changed()
+        })
       } while (again)
     })().finally(() => {
       refreshing = null
@@ -113,10 +133,10 @@ export function attach(binding, options = {}) {
     return refreshing
   }
   const current = () => refreshing ?? Promise.resolve()
-  binding.watch(() => {
-    refresh().catch(() => {})
-  })
-  refresh().catch(() => {})
+  const refreshed = () =>
+    refresh().catch((e) => log(`codeMode: listing the server's tools failed: ${e?.message ?? e}`))
+  binding.watch(refreshed)
+  refreshed()
 
   binding.install({
     list: async () => {
@@ -141,7 +161,10 @@ export function attach(binding, options = {}) {
         try {
           const result = await codecall.handle(name, args ?? {}, host)
           await scope.flushed()
-          return metaToolResult(result)
+          // Where the framework shows each session its own tools (FastMCP's canAccess), a session
+          // is never shown another's in search or describe.
+          const visible = binding.visible ? await binding.visible(via) : null
+          return metaToolResult(visible ? onlyVisible(result, visible) : result)
         } catch (e) {
           return invalidArgumentsResult(e)
         } finally {
@@ -153,4 +176,17 @@ export function attach(binding, options = {}) {
     },
   })
   return codecall
+}
+
+/** A search or describe answer without the tools a session cannot see. */
+function onlyVisible(result, visible) {
+  if (result === null || typeof result !== 'object' || !Array.isArray(result.tools)) return result
+  const hidden = result.tools.filter((t) => !visible.has(t.name)).map((t) => t.name)
+  if (hidden.length === 0) return result
+  const out = { ...result, tools: result.tools.filter((t) => visible.has(t.name)) }
+  // describe: hidden tools read as unknown ones; search: they are simply not there.
+  if (result.typescript !== undefined || 'notFound' in result || result.tools.some((t) => 'usageExamples' in t)) {
+    out.notFound = [...(result.notFound ?? []), ...hidden]
+  }
+  return out
 }

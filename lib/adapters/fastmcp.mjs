@@ -12,7 +12,7 @@
 // to `execute` (session, log, reportProgress, streamContent, signal, requestId).
 // `__test__/adapters/fastmcp.spec.ts` fails loudly the day a version moves that method.
 import { createRequire } from 'node:module'
-import { attach, claim, invalidArg } from './core.mjs'
+import { assertUnclaimed, attach, claim, invalidArg } from './core.mjs'
 
 const require = createRequire(import.meta.url)
 
@@ -65,22 +65,40 @@ export function codeMode(server, options = {}) {
   }
   const build = buildOf(server)
   if (!build) throw invalidArg("codeMode(server): server is not a FastMCP of the 'fastmcp' package this adapter resolves (install it beside @codecall/native)")
-  claim(server, 'a FastMCP server')
+  assertUnclaimed(server, 'a FastMCP server')
   patch(build.FastMCPSession)
 
-  /** The session whose handlers were set up last: its tools/list is what gets indexed. */
+  /**
+   * Each session's own handlers (FastMCP lists each session its own tools: `canAccess`). The
+   * index holds the tools of every live session; each session's search and describe show only its
+   * own, and its calls go through its own tools/call.
+   * @type {WeakMap<object, { list: Function, call: Function, names?: Set<string> }>}
+   */
+  const inner = new WeakMap()
+  /** The session set up last (stateless HTTP sessions are in no list but this one). */
   let latest = null
+  const live = () => {
+    const out = new Set(Array.isArray(server.sessions) ? server.sessions.map((s) => inner.get(s)).filter(Boolean) : [])
+    if (latest) out.add(latest)
+    return [...out]
+  }
+  const listing = (own) => {
+    const signal = new AbortController().signal
+    return own.list({ method: 'tools/list', params: {} }, { signal, sendNotification: async () => {}, sendRequest: async () => {}, _meta: {} })
+  }
   /** @type {{ list: Function, call: Function, changed: () => void, wrap: (session: any, handlers: Map<string, Function>) => void }} */
   const owner = {
     list: async () => ({ tools: [] }),
     call: async () => ({ content: [] }),
     changed: () => {},
     wrap(session, handlers) {
-      const inner = { list: handlers.get('tools/list'), call: handlers.get('tools/call') }
-      if (typeof inner.list !== 'function' || typeof inner.call !== 'function') return
-      latest = inner
-      handlers.set('tools/list', (request, extra) => owner.list(request, extra))
-      handlers.set('tools/call', (request, extra) => owner.call(request, extra, inner))
+      /** @type {any} */
+      const own = { list: handlers.get('tools/list'), call: handlers.get('tools/call') }
+      if (typeof own.list !== 'function' || typeof own.call !== 'function') return
+      inner.set(session, own)
+      latest = own
+      handlers.set('tools/list', (request, extra) => owner.list(request, extra, own))
+      handlers.set('tools/call', (request, extra) => owner.call(request, extra, own))
       owner.changed()
     },
   }
@@ -89,10 +107,22 @@ export function codeMode(server, options = {}) {
     {
       serverName: typeof server.options?.name === 'string' ? server.options.name : 'fastmcp',
       async listTools() {
-        if (!latest) return []
-        const signal = new AbortController().signal
-        const result = await latest.list({ method: 'tools/list', params: {} }, { signal, sendNotification: async () => {}, sendRequest: async () => {}, _meta: {} })
-        return Array.isArray(result?.tools) ? result.tools : []
+        const byName = new Map()
+        for (const own of live()) {
+          const result = await listing(own)
+          const tools = Array.isArray(result?.tools) ? result.tools : []
+          own.names = new Set(tools.map((t) => t.name))
+          for (const t of tools) if (!byName.has(t.name)) byName.set(t.name, t)
+        }
+        return [...byName.values()]
+      },
+      async visible(own) {
+        if (!own) return null
+        if (!own.names) {
+          const result = await listing(own)
+          own.names = new Set((Array.isArray(result?.tools) ? result.tools : []).map((t) => t.name))
+        }
+        return own.names
       },
       callTool(name, args, request, extra, inner) {
         const params = { name, arguments: args ?? {} }
@@ -132,5 +162,17 @@ export function codeMode(server, options = {}) {
   }))
   for (const m of markers) owners.set(m, owner)
   server.addTools(markers)
+  claim(server)
+  // The engine lives as long as the server.
+  const stop = server.stop
+  if (typeof stop === 'function') {
+    server.stop = async function (...args) {
+      try {
+        return await stop.apply(this, args)
+      } finally {
+        await codecall.dispose().catch(() => {})
+      }
+    }
+  }
   return codecall
 }

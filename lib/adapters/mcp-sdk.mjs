@@ -9,7 +9,7 @@
 // are the SDK's own, with its request parsing, input validation and outputSchema checks; they
 // are kept and called for every real tool call. `__test__/adapters/` fails loudly the day a
 // version moves that map.
-import { attach, claim, invalidArg } from './core.mjs'
+import { assertUnclaimed, attach, claim, invalidArg } from './core.mjs'
 
 /** The low-level `Server` under a server object, and whether it is an `McpServer`. */
 function lowLevel(server) {
@@ -58,7 +58,7 @@ function unknownTool(name) {
  * @param {Record<string, any>} [options]
  */
 export function codeMode(server, options = {}) {
-  claim(server, 'an McpServer or Server of the MCP TypeScript SDK')
+  assertUnclaimed(server, 'an McpServer or Server of the MCP TypeScript SDK')
   const { low, isMcpServer } = lowLevel(server)
   const handlers = low._requestHandlers
 
@@ -97,7 +97,7 @@ export function codeMode(server, options = {}) {
   const sendToolListChanged = typeof owner.sendToolListChanged === 'function' ? owner.sendToolListChanged.bind(owner) : () => {}
   const info = low._serverInfo ?? {}
 
-  return attach(
+  const codecall = attach(
     {
       serverName: typeof info.name === 'string' && info.name ? info.name : 'server',
       async listTools() {
@@ -151,4 +151,18 @@ export function codeMode(server, options = {}) {
     },
     options,
   )
+  claim(server)
+  // The engine (index, sandbox) lives as long as the server: when its connection closes, it goes.
+  // (A server per request — the SDK's stateless HTTP pattern — would otherwise keep every one.)
+  const onclose = low._onclose
+  if (typeof onclose === 'function') {
+    low._onclose = function (...args) {
+      try {
+        return onclose.apply(this, args)
+      } finally {
+        codecall.dispose().catch(() => {})
+      }
+    }
+  }
+  return codecall
 }

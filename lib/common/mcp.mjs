@@ -100,6 +100,32 @@ export class RequestScope {
   }
 }
 
+/**
+ * Replaces a CodeCall's tools; if the batch is refused (one malformed tool makes `setTools` change
+ * nothing), indexes the tools one by one and reports each one refused — one bad tool must not
+ * hide the others. Runs `hold(fn)` around the one-by-one pass so its changes can be told once.
+ * @param {any} codecall @param {any[]} defs @param {(name: string, message: string) => void} report
+ * @param {(fn: () => void) => void} [hold]
+ */
+export function indexTools(codecall, defs, report, hold = (fn) => fn()) {
+  try {
+    codecall.setTools(defs)
+    return
+  } catch {
+    // One by one, below.
+  }
+  hold(() => {
+    codecall.setTools([])
+    for (const def of defs) {
+      try {
+        codecall.upsertTools([def])
+      } catch (e) {
+        report(def.name, e?.message ?? String(e))
+      }
+    }
+  })
+}
+
 /** A meta-tool's answer (search, describe, an ExecuteResult, ...) as an MCP `CallToolResult`. */
 export function metaToolResult(result) {
   const failed = result !== null && typeof result === 'object' && result.status !== undefined && result.status !== 'ok'

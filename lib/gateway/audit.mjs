@@ -7,6 +7,7 @@ export class Audit {
   /** @param {string} target a file (appended to) or '-' for standard error */
   constructor(target, log) {
     this.log = log
+    this.closed = false
     if (target === '-') {
       this.stream = null
     } else {
@@ -16,12 +17,14 @@ export class Audit {
   }
 
   write(line) {
+    if (this.closed) return
     const text = `${JSON.stringify(line)}\n`
     if (this.stream) this.stream.write(text)
     else process.stderr.write(text)
   }
 
   close() {
+    this.closed = true
     const stream = this.stream
     if (!stream) return Promise.resolve()
     this.stream = null

@@ -143,16 +143,25 @@ function shutdown(code, closers) {
   return shuttingDown
 }
 
-function onSignals(closers) {
+/**
+ * SIGINT / SIGTERM / SIGHUP close everything, then exit with `code(signal)` (serve: 0, a clean
+ * stop; exec: 128 + the signal number, unless the result was already written). A second signal
+ * exits at once.
+ * @param {(() => Promise<unknown>)[]} closers
+ * @param {(signal: string) => number} [code]
+ */
+function onSignals(closers, code = () => 0) {
   let signalled = 0
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     process.on(signal, () => {
       signalled += 1
       if (signalled > 1) process.exit(130)
-      shutdown(0, closers)
+      shutdown(code(signal), closers)
     })
   }
 }
+
+const SIGNAL_CODES = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 }
 
 async function serve(argv) {
   const { flags, positionals } = parseArgs(argv, { config: 'string', http: 'string', host: 'string', token: 'string', audit: 'string', help: 'boolean', quiet: 'boolean' })
@@ -191,7 +200,14 @@ async function serve(argv) {
     closers.unshift(close)
     return
   }
-  const http = await serveHttp(gateway, sessions, { port, host, token, log })
+  let http
+  try {
+    http = await serveHttp(gateway, sessions, { port, host, token, log })
+  } catch (e) {
+    // Nothing may outlive a failed start: the upstreams are already starting.
+    await gateway.close().catch(() => {})
+    throw new UsageError(`cannot serve on ${host}:${port}: ${e?.code === 'EADDRINUSE' ? 'the port is in use' : describeError(e)}`)
+  }
   closers.unshift(() => http.close())
   log(`listening on ${http.url}${token ? ' (bearer token required)' : ''}`, 'warn')
 }
@@ -238,6 +254,7 @@ async function exec(argv) {
   let allowedServers = null
   if (flags['allowed-servers'] !== undefined) {
     allowedServers = flags['allowed-servers'].split(',').map((s) => s.trim()).filter(Boolean)
+    if (allowedServers.length === 0) throw new UsageError('--allowed-servers needs at least one server name (leave it out to allow all)')
     const names = config.servers.map((s) => s.name)
     for (const s of allowedServers) if (!names.includes(s)) throw new UsageError(`--allowed-servers: '${s}' is not a server of the config (${names.join(', ') || 'none'})`)
   }
@@ -249,9 +266,9 @@ async function exec(argv) {
     throw new UsageError(`config: codecall.vm: ${e.message}`)
   }
   const closers = [() => gateway.close()]
-  onSignals(closers)
   let output
   let code
+  onSignals(closers, (signal) => code ?? SIGNAL_CODES[signal] ?? 130)
   try {
     const result = await gateway.handle(gateway.metaByKind.execute, { script, language, input }, new RequestScope(), { allowedServers })
     output = execOutput(result)

@@ -69,7 +69,10 @@ export function expandEnv(value, env, path) {
   if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, env, `${path}[${i}]`))
   if (isObject(value)) {
     const out = {}
-    for (const [k, v] of Object.entries(value)) out[k] = expandEnv(v, env, path ? `${path}.${k}` : k)
+    for (const [k, v] of Object.entries(value)) {
+      // defineProperty: a key such as `__proto__` stays a key, never a prototype.
+      Object.defineProperty(out, k, { value: expandEnv(v, env, path ? `${path}.${k}` : k), enumerable: true, writable: true, configurable: true })
+    }
     return out
   }
   return value
@@ -87,7 +90,8 @@ function stringMap(v, path) {
   return { ...v }
 }
 
-function positiveInt(v, path, max = 2 ** 31) {
+/** Whole milliseconds and counts: at most 2^31 - 1, the longest delay a timer can hold. */
+function positiveInt(v, path, max = 2 ** 31 - 1) {
   if (!(Number.isInteger(v) && v >= 1 && v <= max)) {
     throw new ConfigError(`must be a whole number from 1 to ${max} (got ${JSON.stringify(v)})`, path)
   }
@@ -242,7 +246,7 @@ export function parseConfig(raw, { env = process.env, baseDir = process.cwd(), s
     const expanded = expandEnv(rawServers, env, key)
     const servers = []
     for (const [name, spec] of Object.entries(expanded)) {
-      if (!SERVER_NAME.test(name)) {
+      if (!SERVER_NAME.test(name) || name === '__proto__' || name === 'constructor' || name === 'prototype') {
         throw new ConfigError('server names may use only letters, digits, _ . - (1 to 64 of them): they become tool-name prefixes', `${key}.${name}`)
       }
       servers.push(checkServer(name, spec, baseDir, `${key}.${name}`))

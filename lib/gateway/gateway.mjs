@@ -8,7 +8,7 @@
 // Transports to the MCP client (stdio, HTTP sessions) live in server.mjs; this file knows none.
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { LOG_LEVELS, RequestScope, unwrapResult } from '../common/mcp.mjs'
+import { indexTools, LOG_LEVELS, RequestScope, unwrapResult } from '../common/mcp.mjs'
 import { Audit } from './audit.mjs'
 import { describeError, GatewayError, Upstream } from './upstream.mjs'
 
@@ -68,6 +68,8 @@ export class Gateway {
     }
     this.started = null
     this.closed = false
+    /** `<server>:<tool>` → whether the engine indexes it (by its mode); cleared on each re-index. */
+    this.indexed = new Map()
   }
 
   /** Starts every upstream in parallel; resolves when each is connected or has failed. */
@@ -81,29 +83,27 @@ export class Gateway {
   /** Rebuilds the engine's tools from every upstream's current list (one list_changed at most). */
   reindex() {
     if (this.closed) return
+    this.indexed.clear()
     const defs = []
     for (const u of this.upstreams.values()) {
+      // A server outside allowedServers is never described or searched: scripts cannot call it.
+      if (!this.#allowed(u.name)) continue
       for (const tool of u.tools.values()) defs.push(toolDefinition(u.name, tool))
     }
-    try {
-      this.codecall.setTools(defs)
-    } catch {
-      // One malformed tool must not hide the others: index them one by one, skipping the bad ones.
-      this.suppressChanges = true
-      try {
-        this.codecall.setTools([])
-        for (const def of defs) {
-          try {
-            this.codecall.upsertTools([def])
-          } catch (e) {
-            this.log(`[${def.appId}] tool '${def.name}' not indexed: ${e.message}`)
-          }
+    indexTools(
+      this.codecall,
+      defs,
+      (name, message) => this.log(`tool '${name}' not indexed: ${message}`),
+      (fn) => {
+        this.suppressChanges = true
+        try {
+          fn()
+        } finally {
+          this.suppressChanges = false
         }
-      } finally {
-        this.suppressChanges = false
-      }
-      this.onToolsChanged()
-    }
+        this.onToolsChanged()
+      },
+    )
   }
 
   /** The MCP `tools/list` answer: the meta-tools (and the tools the mode shows). */
@@ -124,17 +124,24 @@ export class Gateway {
   /**
    * Runs one meta-tool call. Resolves to the engine's result; rejects with `ERR_INVALID_ARG`
    * errors for malformed arguments. Writes the audit line for execute and invoke.
-   * @param {string} name @param {unknown} args @param {RequestScope} scope
+   * @param {string} name @param {any} args @param {RequestScope} scope
+   * @param {{ allowedServers?: string[] | null }} [overrides]
    */
   async handle(name, args, scope, overrides = {}) {
-    await this.start()
+    // Upstreams still starting after this are called when they are ready (a call waits for its
+    // server's start); one slow server does not hold every meta-tool call for its whole timeout.
+    let timer
+    await Promise.race([this.start(), new Promise((r) => (timer = setTimeout(r, Math.min(this.config.codecall.startupTimeoutMs, 10_000))))])
+    clearTimeout(timer)
     this.#kickFailed()
     const kind = name === this.metaByKind.execute ? 'execute' : name === this.metaByKind.invoke ? 'invoke' : null
     const started = performance.now()
     let result
     let failure
     try {
-      result = await this.codecall.handle(name, args ?? {}, this.hostFor(scope, overrides))
+      // The run's allowedTools bind mcp.callTool and call_tool as they bind callTool.
+      const allowedTools = kind === 'execute' && Array.isArray(args?.allowedTools) ? args.allowedTools.filter((t) => typeof t === 'string') : null
+      result = await this.codecall.handle(name, args ?? {}, this.hostFor(scope, { ...overrides, allowedTools }))
       return result
     } catch (e) {
       failure = e
@@ -154,7 +161,8 @@ export class Gateway {
       codeSha256: script === null ? null : createHash('sha256').update(script, 'utf8').digest('hex'),
       codeLength: script === null ? 0 : script.length,
       durationMs: Math.round(durationMs * 10) / 10,
-      toolCalls: kind === 'execute' ? (result?.stats?.toolCalls ?? 0) : result ? 1 : 0,
+      // invoke: a call refused before the host (unknown, not allowed) reached no server.
+      toolCalls: kind === 'execute' ? (result?.stats?.toolCalls ?? 0) : result && (result.status === 'ok' || result.error?.code === 'TOOL_EXECUTION_ERROR') ? 1 : 0,
       servers: [...scope.servers].sort(),
       status: failure ? 'invalid_arguments' : (result?.status ?? 'error'),
     }
@@ -178,28 +186,47 @@ export class Gateway {
    * The upstream for a script's call: known, allowed, with `tool` callable when given.
    * @returns {Upstream}
    */
-  #target(scope, server, tool, allowed) {
+  /** @param {string[] | null} [allowedTools] */
+  #target(scope, server, tool, allowed, allowedTools = null) {
     if (typeof server !== 'string' || server === '') throw new GatewayError('ERR_INVALID_ARG', 'server must be a non-empty string')
     const u = this.upstreams.get(server)
-    if (!u || !allowed(server)) {
-      // Unknown and forbidden servers read alike to a script that is not allowed to know.
-      if (u) throw new GatewayError('ACCESS_DENIED', `MCP server '${server}' is not in allowedServers`, { server })
-      throw new GatewayError('TOOL_NOT_FOUND', `No MCP server '${server}'`, { server })
-    }
+    if (!u) throw new GatewayError('TOOL_NOT_FOUND', `No MCP server '${server}'`, { server })
+    // api.md §6: a configured server outside allowedServers is ACCESS_DENIED.
+    if (!allowed(server)) throw new GatewayError('ACCESS_DENIED', `MCP server '${server}' is not in allowedServers`, { server })
     if (tool !== undefined) {
       if (typeof tool !== 'string' || tool === '') throw new GatewayError('ERR_INVALID_ARG', 'tool must be a non-empty string')
-      if (u.status === 'connected' && !u.hasTool(tool)) {
-        throw new GatewayError('TOOL_NOT_FOUND', `Tool '${server}:${tool}' was not found`, { server, tool })
+      const name = `${server}:${tool}`
+      // In callTool's order (api.md §2.3): allowedTools, then whether the tool exists.
+      if (allowedTools && !allowedTools.includes(name)) {
+        throw new GatewayError('ACCESS_DENIED', `Tool '${name}' is not in allowedTools for this execution`, { server, tool })
+      }
+      if (u.status === 'connected' && (!u.hasTool(tool) || !this.#isIndexed(name))) {
+        throw new GatewayError('TOOL_NOT_FOUND', `Tool '${name}' was not found`, { server, tool })
       }
     }
     scope.servers.add(server)
     return u
   }
 
+  /** Whether the engine indexes `name` — by its mode's rules, as its own callTool check does. */
+  #isIndexed(name) {
+    let known = this.indexed.get(name)
+    if (known === undefined) {
+      // The exact name is a search's best hit (score 1) when, and only when, the tool is indexed.
+      const at = name.indexOf(':')
+      const hits = this.codecall.search({ query: name, topK: 3, filter: { appIds: [name.slice(0, at)] } }).tools
+      known = hits.some((t) => t.name === name)
+      this.indexed.set(name, known)
+    }
+    return known
+  }
+
   /** Calls an upstream tool for a script; resolves to the raw `CallToolResult`. */
   async #callUpstream(scope, u, tool, args) {
     await u.ready(Math.min(u.callTimeoutMs, this.config.codecall.startupTimeoutMs))
-    if (!u.hasTool(tool)) throw new GatewayError('TOOL_NOT_FOUND', `Tool '${u.name}:${tool}' was not found`, { server: u.name, tool })
+    if (!u.hasTool(tool) || !this.#isIndexed(`${u.name}:${tool}`)) {
+      throw new GatewayError('TOOL_NOT_FOUND', `Tool '${u.name}:${tool}' was not found`, { server: u.name, tool })
+    }
     const input = args === undefined || args === null ? {} : args
     if (typeof input !== 'object' || Array.isArray(input)) {
       throw new GatewayError('ERR_INVALID_ARG', `arguments of '${u.name}:${tool}' must be an object`)
@@ -239,11 +266,13 @@ export class Gateway {
   /**
    * The `CodeCallHost` for one meta-tool call.
    * @param {RequestScope} scope
-   * @param {{ allowedServers?: string[] | null }} [overrides]
+   * @param {{ allowedServers?: string[] | null, allowedTools?: string[] | null }} [overrides]
    */
   hostFor(scope, overrides = {}) {
     const allowedList = overrides.allowedServers
-    const allowed = allowedList && allowedList.length ? (s) => allowedList.includes(s) && this.#allowed(s) : (s) => this.#allowed(s)
+    const allowedTools = overrides.allowedTools ?? null
+    // An explicit list (exec --allowed-servers) narrows the config's; `null`/absent does not.
+    const allowed = Array.isArray(allowedList) ? (s) => allowedList.includes(s) && this.#allowed(s) : (s) => this.#allowed(s)
     const gateway = this
     const visible = () => [...this.upstreams.values()].filter((u) => allowed(u.name))
     const servers = (server) => {
@@ -298,11 +327,13 @@ export class Gateway {
       },
       'mcp.listTools'(server) {
         return servers(server).flatMap((u) =>
-          [...u.tools.values()].map((t) => ({ server: u.name, name: t.name, description: t.description, inputSchema: t.inputSchema })),
+          [...u.tools.values()]
+            .filter((t) => gateway.#isIndexed(`${u.name}:${t.name}`))
+            .map((t) => ({ server: u.name, name: t.name, description: t.description, inputSchema: t.inputSchema })),
         )
       },
       'mcp.callTool'(server, tool, args) {
-        return traced(this, `${server}:${tool}`, args ?? {}, () => gateway.#callUpstream(scope, gateway.#target(scope, server, tool, allowed), tool, args))
+        return traced(this, `${server}:${tool}`, args ?? {}, () => gateway.#callUpstream(scope, gateway.#target(scope, server, tool, allowed, allowedTools), tool, args))
       },
       'mcp.listResources'(server) {
         return gather(server, 'resources', 'resources/list', 'resources', (s, r) => ({ server: s, uri: r.uri, name: r.name, description: r.description, mimeType: r.mimeType }))
@@ -337,7 +368,7 @@ export class Gateway {
       call_tool(server, tool, args) {
         return traced(this, `${server}:${tool}`, args ?? {}, async () => {
           try {
-            const result = await gateway.#callUpstream(scope, gateway.#target(scope, server, tool, allowed), tool, args)
+            const result = await gateway.#callUpstream(scope, gateway.#target(scope, server, tool, allowed, allowedTools), tool, args)
             const r = unwrapResult(result)
             return r.ok ? { ok: true, result: r.value } : { ok: false, error: { code: 'TOOL_EXECUTION_ERROR', message: r.message } }
           } catch (e) {

@@ -38,7 +38,10 @@ export class Sessions {
     this.servers = new Set()
   }
 
-  /** A new SDK server for one client session. */
+  /**
+   * A new SDK server for one client session.
+   * @param {() => string | null} [sessionId]
+   */
   create(sessionId = () => null) {
     const gateway = this.gateway
     const server = new Server(
@@ -105,6 +108,52 @@ export async function serveStdio(gateway, sessions, onClosed) {
   }
 }
 
+/** At most this many HTTP sessions at once; more get 503. */
+const MAX_SESSIONS = 1000
+/** A session unused this long is closed. */
+const SESSION_IDLE_MS = 30 * 60_000
+/** The largest request body read before a session exists. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024
+const TOO_LARGE = Symbol('too large')
+
+function jsonError(res, status, message) {
+  res.writeHead(status, { 'content-type': 'application/json' })
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }))
+}
+
+/** The request's JSON body (undefined if it is not JSON), read up to `limit` bytes. */
+function readJson(req, limit) {
+  return new Promise((resolve, reject) => {
+    const chunks = []
+    let size = 0
+    req.on('data', (chunk) => {
+      size += chunk.length
+      if (size > limit) {
+        // Stop keeping it; let the rest drain so the 413 can be read.
+        req.removeAllListeners('data')
+        req.resume()
+        resolve(TOO_LARGE)
+        return
+      }
+      chunks.push(chunk)
+    })
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')))
+      } catch {
+        resolve(undefined)
+      }
+    })
+    req.on('error', reject)
+  })
+}
+
+/** A JSON-RPC initialize request (alone, or in a batch). */
+function isInitialize(body) {
+  const one = (m) => m !== null && typeof m === 'object' && m.jsonrpc === '2.0' && m.method === 'initialize' && m.id !== undefined
+  return Array.isArray(body) ? body.some(one) : one(body)
+}
+
 function sameSecret(given, expected) {
   const a = createHash('sha256').update(given).digest()
   const b = createHash('sha256').update(expected).digest()
@@ -121,6 +170,8 @@ export async function serveHttp(gateway, sessions, options) {
   const { port, host, token, log } = options
   /** @type {Map<string, StreamableHTTPServerTransport>} */
   const transports = new Map()
+  /** When each session was last used. @type {Map<StreamableHTTPServerTransport, number>} */
+  const seen = new Map()
   const loopback = isLoopback(host)
   const http = createServer(async (req, res) => {
     try {
@@ -155,29 +206,48 @@ export async function serveHttp(gateway, sessions, options) {
       }
       const sessionId = req.headers['mcp-session-id']
       let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined
-      if (!transport) {
-        if (req.method !== 'POST' || sessionId !== undefined) {
-          res.writeHead(sessionId === undefined ? 400 : 404, { 'content-type': 'application/json' })
-          res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: sessionId === undefined ? 'No session: initialize first' : 'Unknown session' }, id: null }))
-          return
-        }
-        const created = new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: (id) => transports.set(id, created),
-        })
-        created.onclose = () => {
-          if (created.sessionId) transports.delete(created.sessionId)
-        }
-        const server = sessions.create(() => created.sessionId ?? null)
-        await server.connect(created)
-        transport = created
+      if (transport) {
+        seen.set(transport, Date.now())
+        await transport.handleRequest(req, res)
+        return
       }
-      await /** @type {StreamableHTTPServerTransport} */ (transport).handleRequest(req, res)
+      if (req.method !== 'POST' || sessionId !== undefined) {
+        jsonError(res, sessionId === undefined ? 400 : 404, sessionId === undefined ? 'No session: initialize first' : 'Unknown session')
+        return
+      }
+      // A new session only for a well-formed initialize request: anything else would leave a
+      // server behind that no session id can ever reach (or close).
+      const body = await readJson(req, MAX_BODY_BYTES)
+      if (body === TOO_LARGE) return void jsonError(res, 413, `Request body over ${MAX_BODY_BYTES} bytes`)
+      if (!isInitialize(body)) return void jsonError(res, 400, 'No session: the first request must be initialize')
+      if (transports.size >= MAX_SESSIONS) return void jsonError(res, 503, `Too many sessions (${MAX_SESSIONS}); close one first`)
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          transports.set(id, created)
+          seen.set(created, Date.now())
+        },
+      })
+      const server = sessions.create(() => created.sessionId ?? null)
+      created.onclose = () => {
+        if (created.sessionId) transports.delete(created.sessionId)
+        seen.delete(created)
+        server.close().catch(() => {})
+      }
+      await server.connect(created)
+      await created.handleRequest(req, res, body)
+      if (!created.sessionId) await server.close().catch(() => {})
     } catch (e) {
       log(`HTTP request failed: ${e?.message ?? e}`)
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end('Internal error\n')
     }
   })
+  // Sessions idle for longer than SESSION_IDLE_MS are closed (a client that vanished never says so).
+  const sweep = setInterval(() => {
+    const cutoff = Date.now() - SESSION_IDLE_MS
+    for (const [transport, at] of seen) if (at < cutoff) transport.close().catch(() => {})
+  }, Math.min(SESSION_IDLE_MS, 60_000))
+  sweep.unref()
   await /** @type {Promise<void>} */ (new Promise((resolve, reject) => {
     http.once('error', reject)
     http.listen(port, host, () => {
@@ -190,6 +260,7 @@ export async function serveHttp(gateway, sessions, options) {
   return {
     url: `http://${shownHost}:${address.port}/mcp`,
     async close() {
+      clearInterval(sweep)
       await Promise.all([...transports.values()].map((t) => t.close().catch(() => {})))
       http.closeAllConnections?.()
       await new Promise((resolve) => http.close(() => resolve(undefined)))

@@ -65,6 +65,8 @@ export class Upstream {
     this.transport = null
     this.pid = null
     this.starting = null
+    this.relisting = null
+    this.relistAgain = false
     this.include = spec.include ? spec.include.map(globToRegExp) : null
     this.exclude = spec.exclude.map(globToRegExp)
     this.callTimeoutMs = spec.callTimeoutMs ?? options.callTimeoutMs
@@ -146,12 +148,7 @@ export class Upstream {
 
   async #open(transport, timeoutMs) {
     const client = new Client(this.options.clientInfo, { capabilities: {} })
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      this.#refreshTools().then(
-        () => this.options.onToolsChanged(this),
-        (e) => this.options.log(`[${this.name}] re-listing tools failed: ${describeError(e)}`),
-      )
-    })
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#relist())
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => this.options.onLog(this, n.params))
     // Start-up failures are reported once, by #connect; later transport errors here.
     client.onerror = (e) => {
@@ -163,8 +160,12 @@ export class Upstream {
     const timedOut = new Promise((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer to initialize within ${timeoutMs} ms`)), timeoutMs)
     })
+    const connecting = client.connect(transport, { timeout: timeoutMs })
+    // The child exists as soon as connect() has started it: remember it now, so a close during the
+    // start (or a failed start) still ends its whole process tree.
+    if (transport instanceof StdioClientTransport) this.pid = transport.pid
     try {
-      await Promise.race([client.connect(transport, { timeout: timeoutMs }), timedOut])
+      await Promise.race([connecting, timedOut])
     } catch (e) {
       await this.#drop()
       throw e
@@ -172,9 +173,9 @@ export class Upstream {
       clearTimeout(timer)
     }
     deferResponses(transport)
-    if (transport instanceof StdioClientTransport) this.pid = transport.pid
     this.capabilities = client.getServerCapabilities() ?? {}
     this.serverInfo = client.getServerVersion()
+    const connectedAt = Date.now()
     client.onclose = () => {
       if (this.client !== client) return
       this.client = null
@@ -182,7 +183,10 @@ export class Upstream {
       if (this.status === 'closed') return
       this.status = 'failed'
       this.reason = this.spec.transport === 'stdio' ? 'the server process exited' : 'the connection was closed'
-      this.retryAt = Date.now()
+      // A server that ran a while is restarted at once on next use; one that dies within two
+      // seconds of its start (a crash loop) backs off like a failing start.
+      this.failures = Date.now() - connectedAt < 2000 ? this.failures + 1 : 0
+      this.retryAt = Date.now() + backoffMs(this.failures)
       this.options.log(`[${this.name}] ${this.reason}; it is restarted on next use`)
     }
   }
@@ -232,6 +236,30 @@ export class Upstream {
     })
   }
 
+  /**
+   * On `list_changed`: one re-list at a time; notices that arrive meanwhile make one more, so the
+   * last list read is the newest and a burst of notices costs at most two re-lists.
+   */
+  #relist() {
+    if (this.relisting) {
+      this.relistAgain = true
+      return
+    }
+    this.relisting = (async () => {
+      do {
+        this.relistAgain = false
+        try {
+          await this.#refreshTools()
+          this.options.onToolsChanged(this)
+        } catch (e) {
+          this.options.log(`[${this.name}] re-listing tools failed: ${describeError(e)}`)
+        }
+      } while (this.relistAgain && this.status === 'connected')
+    })().finally(() => {
+      this.relisting = null
+    })
+  }
+
   /** Re-reads the tool list (all pages) and applies the filters. */
   async #refreshTools() {
     const client = this.client
@@ -265,11 +293,15 @@ export class Upstream {
     return this.tools.has(tool)
   }
 
+  /** Every page of a list, all of them within `timeoutMs` (one deadline, not one per page). */
   async #listAll(client, method, key, timeoutMs, signal) {
     const items = []
+    const deadline = Date.now() + timeoutMs
     let cursor
     for (let page = 0; page < MAX_PAGES; page++) {
-      const result = await client.request({ method, params: cursor ? { cursor } : {} }, ResultSchema, { timeout: timeoutMs, signal })
+      const left = deadline - Date.now()
+      if (left <= 0) throw new McpError(McpErrorCode.RequestTimeout, `${method} took longer than ${timeoutMs} ms over ${page} pages`)
+      const result = await client.request({ method, params: cursor ? { cursor } : {} }, ResultSchema, { timeout: left, signal })
       const list = Array.isArray(result[key]) ? result[key] : []
       for (const item of list) if (items.length < MAX_ITEMS) items.push(item)
       cursor = typeof result.nextCursor === 'string' && result.nextCursor ? result.nextCursor : undefined
@@ -355,8 +387,9 @@ export class Upstream {
   /** Closes the connection and everything it started; a closed upstream never restarts. */
   async close() {
     this.status = 'closed'
-    await this.starting?.catch(() => {})
+    // A start under way is cut short (its client and process closed now), not waited for.
     await this.#drop()
+    await this.starting?.catch(() => {})
   }
 
   async #drop() {

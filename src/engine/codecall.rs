@@ -75,6 +75,8 @@ pub struct Engine {
   by_name: HashMap<String, usize>,
   index: ToolIndex,
   callable: Callable,
+  /// While `set_tools` runs: the callable set being built, swapped into `callable` at the end.
+  staging: Option<HashMap<String, Arc<str>>>,
   /// Indexed tools per source, for `includeOpenApi` / `includeInline`.
   sources: HashMap<String, usize>,
 }
@@ -88,6 +90,7 @@ impl Engine {
       tools: Vec::new(),
       by_name: HashMap::new(),
       callable: Callable::default(),
+      staging: None,
       sources: HashMap::new(),
     })
   }
@@ -120,13 +123,21 @@ impl Engine {
   }
 
   /// Replaces every tool. Returns whether `list_tools` or the index changed.
+  ///
+  /// Scripts read the callable set from other threads while this runs (a worker's `getTool`, a
+  /// thread executor): the new set is built aside and swapped in at once, so a tool that is in
+  /// both the old and the new list is never missing in between.
   pub fn set_tools(&mut self, tools: Vec<ToolDef>) -> Result<bool, IndexError> {
     let old = std::mem::take(&mut self.tools);
     self.by_name.clear();
     self.sources.clear();
     self.index.clear()?;
-    self.write_callable(|c| c.clear());
-    self.upsert_tools(tools)?;
+    self.staging = Some(HashMap::new());
+    let upserted = self.upsert_tools(tools);
+    if let Some(fresh) = self.staging.take() {
+      *self.callable.write().unwrap_or_else(|p| p.into_inner()) = fresh;
+    }
+    upserted?;
     let mode = self.options.mode;
     Ok(fingerprint(&old, mode) != fingerprint(&self.tools, mode))
   }
@@ -210,7 +221,11 @@ impl Engine {
     changed
   }
 
-  fn write_callable(&self, f: impl FnOnce(&mut HashMap<String, Arc<str>>)) {
+  fn write_callable(&mut self, f: impl FnOnce(&mut HashMap<String, Arc<str>>)) {
+    if let Some(staging) = self.staging.as_mut() {
+      f(staging);
+      return;
+    }
     let mut guard = self.callable.write().unwrap_or_else(|p| p.into_inner());
     f(&mut guard);
   }

@@ -336,3 +336,38 @@ fn call_tool_results_are_unwrapped() {
   };
   assert!(!e.message.is_empty());
 }
+
+/// A script reads the callable set from another thread while the host replaces the tools: a tool
+/// in both the old and the new list must never be missing in between (it once was: set_tools
+/// cleared the set, then re-inserted tool by tool).
+#[test]
+fn set_tools_never_hides_a_kept_tool_from_a_running_script() {
+  use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+  use std::sync::Arc;
+  let tools = || (0..200).map(|i| tool(json!({ "name": format!("app:t{i}"), "description": "a tool" }))).collect::<Vec<_>>();
+  let mut e = engine(Mode::CodecallOnly, vec![]);
+  e.set_tools(tools()).expect("set");
+  let callable = e.callable();
+  let stop = Arc::new(AtomicBool::new(false));
+  let missing = Arc::new(AtomicUsize::new(0));
+  let reader = {
+    let (stop, missing) = (stop.clone(), missing.clone());
+    std::thread::spawn(move || {
+      let mut reads = 0u64;
+      while !stop.load(Ordering::Relaxed) || reads < 1000 {
+        let c = callable.read().unwrap();
+        if !c.contains_key("app:t0") || !c.contains_key("app:t199") {
+          missing.fetch_add(1, Ordering::Relaxed);
+        }
+        drop(c);
+        reads += 1;
+      }
+    })
+  };
+  for _ in 0..200 {
+    e.set_tools(tools()).expect("set");
+  }
+  stop.store(true, Ordering::Relaxed);
+  reader.join().unwrap();
+  assert_eq!(missing.load(Ordering::Relaxed), 0);
+}
