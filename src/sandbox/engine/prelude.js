@@ -71,7 +71,7 @@
     }
     let inputJson;
     try {
-      inputJson = input === undefined ? '{}' : jsonStringify(input);
+      inputJson = input === undefined || input === null ? '{}' : jsonStringify(input);
     } catch (e) {
       return promiseReject(new TypeErrorCtor(`callTool('${name}'): input is not JSON-representable (${e && e.message})`));
     }
@@ -164,8 +164,12 @@
     }
   }
 
+  // The metadata is optional: omitted, undefined or null, the event has none (the native side
+  // takes three arguments then, never an `undefined` for a string).
   function mcpLog(level, message, metadata) {
-    emit(0, StringCtor(level), StringCtor(message), metadata === undefined ? undefined : jsonOrUndefined(metadata));
+    const json = metadata === undefined || metadata === null ? undefined : jsonOrUndefined(metadata);
+    if (json === undefined) emit(0, StringCtor(level), StringCtor(message));
+    else emit(0, StringCtor(level), StringCtor(message), json);
   }
 
   function mcpNotify(event, payload) {

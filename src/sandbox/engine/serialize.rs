@@ -168,13 +168,18 @@ impl<'js> Serializer<'js> {
   fn object(&mut self, object: &Object<'js>) -> Result<(), SerializeError> {
     self.out.push('{');
     let mut first = true;
-    let keys: Vec<String> = object
+    // Each key is read back by its own JS value: its text may hold lone surrogates, which the
+    // written key turns into U+FFFD — reading by that text would miss the property.
+    let keys: Vec<(Value<'js>, String)> = object
       .keys::<rquickjs::Value>()
       .filter_map(|k| k.ok())
-      .filter_map(|k| k.as_string().map(js_string_lossy))
+      .filter_map(|k| {
+        let text = k.as_string().map(js_string_lossy)?;
+        Some((k, text))
+      })
       .collect();
-    for key in keys {
-      let item: Value = object.get(key.as_str()).map_err(|_| SerializeError::Threw)?;
+    for (raw, key) in keys {
+      let item: Value = object.get(raw).map_err(|_| SerializeError::Threw)?;
       if item.is_undefined() {
         continue;
       }
