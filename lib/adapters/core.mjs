@@ -7,7 +7,7 @@
 // It never calls a tool any other way than through the binding's `callTool`, so the framework's
 // input validation, outputSchema checks and the handler's context are those of a direct call.
 import { createRequire } from 'node:module'
-import { indexTools, invalidArgumentsResult, metaToolResult, RequestScope } from '../common/mcp.mjs'
+import { coalesced, indexTools, invalidArgumentsResult, metaToolResult, RequestScope } from '../common/mcp.mjs'
 
 const require = createRequire(import.meta.url)
 const { CodeCall } = require('../../index.js')
@@ -32,6 +32,43 @@ export function assertUnclaimed(server, what) {
 /** Marks `server` as in code mode (once its set-up succeeded: a failed codeMode can be retried). */
 export function claim(server) {
   wrapped.add(server)
+}
+
+/** An `extra` good enough for listing tools outside any request (v1 `extra`, v2 `ctx`). */
+export function listingContext() {
+  const signal = new AbortController().signal
+  const refuse = async () => {
+    throw new Error('not available while codeMode lists tools')
+  }
+  const notify = async () => {}
+  return {
+    signal,
+    sessionId: undefined,
+    _meta: {},
+    requestId: 0,
+    sendNotification: notify,
+    sendRequest: refuse,
+    mcpReq: { id: 0, method: 'tools/list', _meta: {}, signal, send: refuse, notify, log: notify },
+    http: undefined,
+  }
+}
+
+/** A JSON-RPC error the SDK sends as is: `code` -32602 (invalid params). */
+export function unknownTool(name) {
+  const e = new Error(`Unknown tool: ${name}`)
+  // @ts-ignore — the SDK reads a numeric `code` off any thrown error.
+  e.code = -32602
+  return e
+}
+
+/**
+ * A tool call through a framework's own `tools/call` handler: a request like the client's (its
+ * id and `_meta`, so the progress token reaches the tool), with the client request's `extra`.
+ */
+export function callThrough(handler, name, args, request, extra) {
+  const params = { name, arguments: args ?? {} }
+  if (request?.params?._meta !== undefined) params._meta = request.params._meta
+  return Promise.resolve(handler({ jsonrpc: '2.0', id: request?.id ?? 0, method: 'tools/call', params }, extra))
 }
 
 const METADATA_KEYS = ['appId', 'tags', 'examples', 'codecall', 'internal', 'source']
@@ -71,7 +108,6 @@ export function toolDefinition(tool, serverName, overrides) {
  *   install: (handlers: { list: (request: any, extra: any) => Promise<any>, call: (request: any, extra: any, via?: any) => Promise<any> }) => void,
  *   watch: (changed: () => void) => void,
  *   sendToolListChanged: () => void,
- *   unknownTool: (name: string) => Error,
  *   visible?: (via: any) => Promise<Set<string> | null>,
  *   log?: (line: string) => void,
  * }} binding
@@ -104,35 +140,24 @@ export function attach(binding, options = {}) {
   let listed = new Set()
 
   // The server's tools, read through its own tools/list: JSON Schema as the framework converts it.
-  let refreshing = null
-  let again = false
-  const refresh = () => {
-    if (refreshing) {
-      again = true
-      return refreshing
-    }
-    refreshing = (async () => {
-      do {
-        again = false
-        const tools = await binding.listTools()
-        const defs = tools.filter((t) => !metaNames.has(t.name)).map((t) => toolDefinition(t, binding.serverName, overrides))
-        indexTools(codecall, defs, (name, message) => log(`codeMode: tool '${name}' not indexed: ${message}`), (fn) => {
-          holding = true
-          try {
-            fn()
-          } finally {
-            holding = false
-          }
-          changed()
-        })
-      } while (again)
-    })().finally(() => {
-      refreshing = null
+  const refresh = coalesced(async () => {
+    try {
+      const tools = await binding.listTools()
+      const defs = tools.filter((t) => !metaNames.has(t.name)).map((t) => toolDefinition(t, binding.serverName, overrides))
+      indexTools(codecall, defs, (name, message) => log(`codeMode: tool '${name}' not indexed: ${message}`), (fn) => {
+        holding = true
+        try {
+          fn()
+        } finally {
+          holding = false
+        }
+        changed()
+      })
+    } finally {
       ready = true
-    })
-    return refreshing
-  }
-  const current = () => refreshing ?? Promise.resolve()
+    }
+  })
+  const current = () => refresh.pending() ?? Promise.resolve()
   const refreshed = () =>
     refresh().catch((e) => log(`codeMode: listing the server's tools failed: ${e?.message ?? e}`))
   binding.watch(refreshed)
@@ -172,7 +197,7 @@ export function attach(binding, options = {}) {
         }
       }
       if (listed.has(name)) return binding.callTool(name, args, request, extra, via)
-      throw binding.unknownTool(name)
+      throw unknownTool(name)
     },
   })
   return codecall

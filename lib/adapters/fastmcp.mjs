@@ -12,7 +12,7 @@
 // to `execute` (session, log, reportProgress, streamContent, signal, requestId).
 // `__test__/adapters/fastmcp.spec.ts` fails loudly the day a version moves that method.
 import { createRequire } from 'node:module'
-import { assertUnclaimed, attach, claim, invalidArg } from './core.mjs'
+import { assertUnclaimed, attach, claim, invalidArg, callThrough, listingContext } from './core.mjs'
 
 const require = createRequire(import.meta.url)
 
@@ -82,10 +82,7 @@ export function codeMode(server, options = {}) {
     if (latest) out.add(latest)
     return [...out]
   }
-  const listing = (own) => {
-    const signal = new AbortController().signal
-    return own.list({ method: 'tools/list', params: {} }, { signal, sendNotification: async () => {}, sendRequest: async () => {}, _meta: {} })
-  }
+  const listing = (own) => own.list({ method: 'tools/list', params: {} }, listingContext())
   /** @type {{ list: Function, call: Function, changed: () => void, wrap: (session: any, handlers: Map<string, Function>) => void }} */
   const owner = {
     list: async () => ({ tools: [] }),
@@ -125,9 +122,7 @@ export function codeMode(server, options = {}) {
         return own.names
       },
       callTool(name, args, request, extra, inner) {
-        const params = { name, arguments: args ?? {} }
-        if (request?.params?._meta !== undefined) params._meta = request.params._meta
-        return Promise.resolve(inner.call({ jsonrpc: '2.0', id: request?.id ?? 0, method: 'tools/call', params }, extra))
+        return callThrough(inner.call, name, args, request, extra)
       },
       context(extra) {
         return { sessionId: extra?.sessionId ?? null, sendNotification: extra?.sendNotification, signal: extra?.signal }
@@ -141,12 +136,6 @@ export function codeMode(server, options = {}) {
       },
       // FastMCP announces its own tool changes to every session.
       sendToolListChanged() {},
-      unknownTool(name) {
-        const e = new Error(`Unknown tool: ${name}`)
-        // @ts-ignore — the SDK reads a numeric `code` off any thrown error.
-        e.code = -32602
-        return e
-      },
     },
     options,
   )

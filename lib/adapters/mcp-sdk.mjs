@@ -9,7 +9,7 @@
 // are the SDK's own, with its request parsing, input validation and outputSchema checks; they
 // are kept and called for every real tool call. `__test__/adapters/` fails loudly the day a
 // version moves that map.
-import { assertUnclaimed, attach, claim, invalidArg } from './core.mjs'
+import { assertUnclaimed, attach, claim, invalidArg, callThrough, listingContext, unknownTool } from './core.mjs'
 
 /** The low-level `Server` under a server object, and whether it is an `McpServer`. */
 function lowLevel(server) {
@@ -22,33 +22,6 @@ function lowLevel(server) {
     )
   }
   return { low, isMcpServer }
-}
-
-/** An `extra` good enough for listing tools outside any request (v1 `extra`, v2 `ctx`). */
-function listingContext() {
-  const signal = new AbortController().signal
-  const refuse = async () => {
-    throw new Error('not available while codeMode lists tools')
-  }
-  const notify = async () => {}
-  return {
-    signal,
-    sessionId: undefined,
-    _meta: {},
-    requestId: 0,
-    sendNotification: notify,
-    sendRequest: refuse,
-    mcpReq: { id: 0, method: 'tools/list', _meta: {}, signal, send: refuse, notify, log: notify },
-    http: undefined,
-  }
-}
-
-/** A JSON-RPC error the SDK sends as is: `code` -32602 (invalid params). */
-function unknownTool(name) {
-  const e = new Error(`Unknown tool: ${name}`)
-  // @ts-ignore — the SDK reads a numeric `code` off any thrown error.
-  e.code = -32602
-  return e
 }
 
 /**
@@ -107,9 +80,7 @@ export function codeMode(server, options = {}) {
       },
       callTool(name, args, request, extra) {
         if (typeof inner.call !== 'function') return Promise.reject(unknownTool(name))
-        const params = { name, arguments: args ?? {} }
-        if (request?.params?._meta !== undefined) params._meta = request.params._meta
-        return Promise.resolve(inner.call({ jsonrpc: '2.0', id: request?.id ?? 0, method: 'tools/call', params }, extra))
+        return callThrough(inner.call, name, args, request, extra)
       },
       context(extra) {
         return {
@@ -147,7 +118,6 @@ export function codeMode(server, options = {}) {
           // Not connected yet.
         }
       },
-      unknownTool,
     },
     options,
   )

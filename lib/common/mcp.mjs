@@ -101,6 +101,35 @@ export class RequestScope {
 }
 
 /**
+ * `fn`, one run at a time: a call while a run is under way asks for one more run after it (one,
+ * however many calls), so the last run starts after the last call and reads the newest state.
+ * Returns the run in flight; `run.pending()` is it too (null when idle).
+ * @param {() => Promise<void>} fn
+ */
+export function coalesced(fn) {
+  /** @type {Promise<void> | null} */
+  let running = null
+  let again = false
+  const run = () => {
+    if (running) {
+      again = true
+      return running
+    }
+    running = (async () => {
+      do {
+        again = false
+        await fn()
+      } while (again)
+    })().finally(() => {
+      running = null
+    })
+    return running
+  }
+  run.pending = () => running
+  return run
+}
+
+/**
  * Replaces a CodeCall's tools; if the batch is refused (one malformed tool makes `setTools` change
  * nothing), indexes the tools one by one and reports each one refused — one bad tool must not
  * hide the others. Runs `hold(fn)` around the one-by-one pass so its changes can be told once.

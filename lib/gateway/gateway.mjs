@@ -182,29 +182,32 @@ export class Gateway {
     return this.allowedServers === null || this.allowedServers.has(server)
   }
 
-  /**
-   * The upstream for a script's call: known, allowed, with `tool` callable when given.
-   * @returns {Upstream}
-   */
-  /** @param {string[] | null} [allowedTools] */
-  #target(scope, server, tool, allowed, allowedTools = null) {
+  /** The upstream of `server` for a script: configured and allowed; noted as reached. */
+  #target(scope, server, allowed) {
     if (typeof server !== 'string' || server === '') throw new GatewayError('ERR_INVALID_ARG', 'server must be a non-empty string')
     const u = this.upstreams.get(server)
     if (!u) throw new GatewayError('TOOL_NOT_FOUND', `No MCP server '${server}'`, { server })
     // api.md §6: a configured server outside allowedServers is ACCESS_DENIED.
     if (!allowed(server)) throw new GatewayError('ACCESS_DENIED', `MCP server '${server}' is not in allowedServers`, { server })
-    if (tool !== undefined) {
-      if (typeof tool !== 'string' || tool === '') throw new GatewayError('ERR_INVALID_ARG', 'tool must be a non-empty string')
-      const name = `${server}:${tool}`
-      // In callTool's order (api.md §2.3): allowedTools, then whether the tool exists.
-      if (allowedTools && !allowedTools.includes(name)) {
-        throw new GatewayError('ACCESS_DENIED', `Tool '${name}' is not in allowedTools for this execution`, { server, tool })
-      }
-      if (u.status === 'connected' && (!u.hasTool(tool) || !this.#isIndexed(name))) {
-        throw new GatewayError('TOOL_NOT_FOUND', `Tool '${name}' was not found`, { server, tool })
-      }
-    }
     scope.servers.add(server)
+    return u
+  }
+
+  /**
+   * The upstream for `mcp.callTool` / `call_tool`, which the engine does not check: the checks of
+   * a script's `callTool` (api.md §2.3), in its order — the run's allowedTools, then the index.
+   * (`callTool` itself reaches the host only after the engine made them.)
+   * @param {string[] | null} allowedTools
+   */
+  #scriptTool(scope, server, tool, allowed, allowedTools) {
+    const u = this.#target(scope, server, allowed)
+    if (typeof tool !== 'string' || tool === '') throw new GatewayError('ERR_INVALID_ARG', 'tool must be a non-empty string')
+    const name = `${server}:${tool}`
+    if (allowedTools && !allowedTools.includes(name)) {
+      throw new GatewayError('ACCESS_DENIED', `Tool '${name}' is not in allowedTools for this execution`, { server, tool })
+    }
+    // A server still starting (or restarting) is checked once it is ready, in #callUpstream.
+    if (u.status === 'connected' && !this.#isIndexed(name)) throw new GatewayError('TOOL_NOT_FOUND', `Tool '${name}' was not found`, { server, tool })
     return u
   }
 
@@ -221,10 +224,15 @@ export class Gateway {
     return known
   }
 
-  /** Calls an upstream tool for a script; resolves to the raw `CallToolResult`. */
-  async #callUpstream(scope, u, tool, args) {
+  /**
+   * Calls an upstream tool for a script; resolves to the raw `CallToolResult`. `unchecked`: the
+   * engine did not check the index for this call (mcp.callTool, call_tool) — a script's callTool
+   * reaches here only after it did, so that path asks nothing more of the index.
+   */
+  async #callUpstream(scope, u, tool, args, unchecked = false) {
     await u.ready(Math.min(u.callTimeoutMs, this.config.codecall.startupTimeoutMs))
-    if (!u.hasTool(tool) || !this.#isIndexed(`${u.name}:${tool}`)) {
+    // The server's current list: a tool it has dropped since the last index is not called.
+    if (!u.hasTool(tool) || (unchecked && !this.#isIndexed(`${u.name}:${tool}`))) {
       throw new GatewayError('TOOL_NOT_FOUND', `Tool '${u.name}:${tool}' was not found`, { server: u.name, tool })
     }
     const input = args === undefined || args === null ? {} : args
@@ -277,7 +285,7 @@ export class Gateway {
     const visible = () => [...this.upstreams.values()].filter((u) => allowed(u.name))
     const servers = (server) => {
       if (server === undefined || server === null) return visible()
-      return [this.#target(scope, server, undefined, allowed)]
+      return [this.#target(scope, server, allowed)]
     }
     /** Runs a host function with tool_call_start / tool_call_end events, as a script's callTool has. */
     const traced = (meta, toolName, input, fn) => {
@@ -333,7 +341,7 @@ export class Gateway {
         )
       },
       'mcp.callTool'(server, tool, args) {
-        return traced(this, `${server}:${tool}`, args ?? {}, () => gateway.#callUpstream(scope, gateway.#target(scope, server, tool, allowed, allowedTools), tool, args))
+        return traced(this, `${server}:${tool}`, args ?? {}, () => gateway.#callUpstream(scope, gateway.#scriptTool(scope, server, tool, allowed, allowedTools), tool, args, true))
       },
       'mcp.listResources'(server) {
         return gather(server, 'resources', 'resources/list', 'resources', (s, r) => ({ server: s, uri: r.uri, name: r.name, description: r.description, mimeType: r.mimeType }))
@@ -346,7 +354,7 @@ export class Gateway {
       'mcp.readResource'(server, uri) {
         if (typeof uri !== 'string') return Promise.reject(new GatewayError('ERR_INVALID_ARG', 'mcp.readResource(server, uri): uri must be a string'))
         return traced(this, `${server}:resources/read`, { uri }, () => {
-          const u = gateway.#target(scope, server, undefined, allowed)
+          const u = gateway.#target(scope, server, allowed)
           return gateway.#tracked(scope, u, () => u.request('resources/read', { uri }, { what: `resources/read of ${uri}`, signal: scope.signal }))
         })
       },
@@ -358,7 +366,7 @@ export class Gateway {
         const promptArgs = {}
         for (const [k, v] of Object.entries(args && typeof args === 'object' ? args : {})) promptArgs[k] = typeof v === 'string' ? v : JSON.stringify(v)
         return traced(this, `${server}:prompts/get`, { name, arguments: promptArgs }, () => {
-          const u = gateway.#target(scope, server, undefined, allowed)
+          const u = gateway.#target(scope, server, allowed)
           return gateway.#tracked(scope, u, () =>
             u.request('prompts/get', { name, arguments: promptArgs }, { what: `prompt '${name}'`, signal: scope.signal }),
           )
@@ -368,7 +376,7 @@ export class Gateway {
       call_tool(server, tool, args) {
         return traced(this, `${server}:${tool}`, args ?? {}, async () => {
           try {
-            const result = await gateway.#callUpstream(scope, gateway.#target(scope, server, tool, allowed, allowedTools), tool, args)
+            const result = await gateway.#callUpstream(scope, gateway.#scriptTool(scope, server, tool, allowed, allowedTools), tool, args, true)
             const r = unwrapResult(result)
             return r.ok ? { ok: true, result: r.value } : { ok: false, error: { code: 'TOOL_EXECUTION_ERROR', message: r.message } }
           } catch (e) {
@@ -383,7 +391,7 @@ export class Gateway {
         if (at <= 0) return Promise.reject(new GatewayError('TOOL_NOT_FOUND', `Tool '${name}' was not found (names are '<server>:<tool>')`))
         const server = name.slice(0, at)
         const tool = name.slice(at + 1)
-        return Promise.resolve().then(() => this.#callUpstream(scope, this.#target(scope, server, tool, allowed), tool, input))
+        return Promise.resolve().then(() => this.#callUpstream(scope, this.#target(scope, server, allowed), tool, input))
       },
       onEvent: (event) => scope.event(event),
       functions,

@@ -17,6 +17,7 @@ import {
   ResultSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
+import { coalesced } from '../common/mcp.mjs'
 import { globToRegExp } from './config.mjs'
 import { describeError, GatewayError } from './errors.mjs'
 import { killTree, processTree } from './processes.mjs'
@@ -65,8 +66,15 @@ export class Upstream {
     this.transport = null
     this.pid = null
     this.starting = null
-    this.relisting = null
-    this.relistAgain = false
+    /** On `list_changed`: re-list, one at a time; a burst of notices costs at most two. */
+    this.relist = coalesced(async () => {
+      try {
+        await this.#refreshTools()
+        this.options.onToolsChanged(this)
+      } catch (e) {
+        this.options.log(`[${this.name}] re-listing tools failed: ${describeError(e)}`)
+      }
+    })
     this.include = spec.include ? spec.include.map(globToRegExp) : null
     this.exclude = spec.exclude.map(globToRegExp)
     this.callTimeoutMs = spec.callTimeoutMs ?? options.callTimeoutMs
@@ -148,7 +156,7 @@ export class Upstream {
 
   async #open(transport, timeoutMs) {
     const client = new Client(this.options.clientInfo, { capabilities: {} })
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#relist())
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.relist())
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => this.options.onLog(this, n.params))
     // Start-up failures are reported once, by #connect; later transport errors here.
     client.onerror = (e) => {
@@ -233,30 +241,6 @@ export class Upstream {
     return new SSEClientTransport(new URL(spec.url), {
       requestInit: { headers },
       eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, ...headers } }) },
-    })
-  }
-
-  /**
-   * On `list_changed`: one re-list at a time; notices that arrive meanwhile make one more, so the
-   * last list read is the newest and a burst of notices costs at most two re-lists.
-   */
-  #relist() {
-    if (this.relisting) {
-      this.relistAgain = true
-      return
-    }
-    this.relisting = (async () => {
-      do {
-        this.relistAgain = false
-        try {
-          await this.#refreshTools()
-          this.options.onToolsChanged(this)
-        } catch (e) {
-          this.options.log(`[${this.name}] re-listing tools failed: ${describeError(e)}`)
-        }
-      } while (this.relistAgain && this.status === 'connected')
-    })().finally(() => {
-      this.relisting = null
     })
   }
 
