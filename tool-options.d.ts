@@ -42,4 +42,4 @@ export interface CodeCallMeta {
  * FastMCP's `addTool({ _meta })` — typed: `_meta: codecallMeta({ appId: 'billing', tags: ['money'] })`.
  * Other `_meta` keys of the tool go in `meta`.
  */
-export function codecallMeta<M extends Record<string, unknown> = {}>(metadata: CodeCallMeta, meta?: M): M & { codecall: CodeCallMeta }
+export function codecallMeta<M extends Record<string, unknown> = {}>(metadata: CodeCallMeta, meta?: M | null): M & { codecall: CodeCallMeta }

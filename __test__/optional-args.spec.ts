@@ -137,3 +137,43 @@ describe.each(Object.entries(sandboxes))('nothing returned vanishes (%s)', (_, s
     for (const k of Object.keys(expected)) expect(r.result.o[k]).toBe(expected[k])
   })
 })
+
+describe('gateway and adapter APIs: optional arguments omitted, undefined or null', () => {
+  it('parseConfig, loadConfig, RequestScope, Gateway (options, overrides)', async () => {
+    const { parseConfig, loadConfig, RequestScope, Gateway } = await import('../lib/gateway/index.mjs')
+    const { writeFileSync, mkdtempSync } = await import('node:fs')
+    const { join } = await import('node:path')
+    const { tmpdir } = await import('node:os')
+    const file = join(mkdtempSync(join(tmpdir(), 'codecall-opt-')), 'codecall.json')
+    writeFileSync(file, '{ "mcpServers": {} }')
+    for (const none of [undefined, null]) {
+      expect(parseConfig({ mcpServers: {} }, none as any).servers).toEqual([])
+      expect(loadConfig(file, none as any).codecall.metaToolSeparator).toBe('_')
+      expect(new RequestScope(none as any).sessionId).toBe(null)
+      const gateway = new Gateway(parseConfig({ mcpServers: {} }), none as any)
+      try {
+        const r: any = await gateway.handle('codecall_execute', { script: 'return 3' }, new RequestScope(), none as any)
+        expect(r.result).toBe(3)
+        expect(typeof gateway.hostFor(new RequestScope(), none as any).callTool).toBe('function')
+      } finally {
+        await gateway.close()
+      }
+    }
+  })
+
+  it('codeMode(server, options) and codecallMeta(metadata, meta)', async () => {
+    const { codeMode } = await import('../lib/adapters/mcp-sdk.mjs')
+    const { codecallMeta } = await import('../tool-options.js')
+    const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js')
+    for (const none of [undefined, null]) {
+      const server = new McpServer({ name: 'x', version: '1' })
+      server.registerTool('a_b', { description: 'd', _meta: codecallMeta({ tags: ['t'] }, none as any) }, async () => ({ content: [] }))
+      const cc = codeMode(server, none as any)
+      try {
+        expect(cc.metaTools().map((t) => t.name)).toEqual(['codecall_search', 'codecall_describe', 'codecall_execute'])
+      } finally {
+        await cc.dispose()
+      }
+    }
+  })
+})

@@ -113,7 +113,8 @@ export function toolDefinition(tool, serverName, overrides) {
  * }} binding
  * @param {Record<string, any>} [options]
  */
-export function attach(binding, options = {}) {
+export function attach(binding, options) {
+  options ??= {}
   if (options === null || typeof options !== 'object') throw invalidArg('codeMode(server, options): options must be an object')
   const { tools: overrides, ...rest } = options
   if (overrides !== undefined && overrides !== null && typeof overrides !== 'object') {

@@ -12,4 +12,4 @@ export type { CodeModeOptions, ToolMetadata } from './mcp-sdk.mjs'
  * Returns the `CodeCall`. Throws `TypeError` (`ERR_INVALID_ARG`) for anything else, or a server
  * already in code mode.
  */
-export function codeMode(server: object, options?: CodeModeOptions): CodeCall
+export function codeMode(server: object, options?: CodeModeOptions | null): CodeCall

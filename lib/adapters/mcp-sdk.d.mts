@@ -17,4 +17,4 @@ export interface CodeModeOptions extends CodeCallOptions {
  * Call it after registering tools; later changes are re-indexed. Returns the `CodeCall`.
  * Throws `TypeError` (`ERR_INVALID_ARG`) for anything else, or a server already in code mode.
  */
-export function codeMode(server: object, options?: CodeModeOptions): CodeCall
+export function codeMode(server: object, options?: CodeModeOptions | null): CodeCall

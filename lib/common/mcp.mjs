@@ -34,7 +34,8 @@ export class RequestScope {
    * @param {{ sessionId?: string | null, sendNotification?: (n: any) => Promise<void>,
    *           progressToken?: string | number, logLevel?: () => string, signal?: AbortSignal }} [options]
    */
-  constructor(options = {}) {
+  constructor(options) {
+    options ??= {}
     this.sessionId = options.sessionId ?? null
     this.sendNotification = options.sendNotification
     this.progressToken = options.progressToken

@@ -235,7 +235,10 @@ function checkCodecall(raw, serverNames, baseDir) {
  * config file's folder); `env` fills `${VAR}`.
  * @returns {import('./index.mjs').GatewayConfig}
  */
-export function parseConfig(raw, { env = process.env, baseDir = process.cwd(), source = 'config' } = {}) {
+export function parseConfig(raw, options) {
+  const env = options?.env ?? process.env
+  const baseDir = options?.baseDir ?? process.cwd()
+  const source = options?.source ?? 'config'
   try {
     expect(isObject(raw), 'a JSON object', raw, '')
     checkKeys(raw, ['$schema', 'mcpServers', 'servers', 'codecall'], '')
@@ -262,7 +265,9 @@ export function parseConfig(raw, { env = process.env, baseDir = process.cwd(), s
 }
 
 /** Reads and checks a config file (JSON; `//` and `/* *\/` comments allowed, as in VS Code's). */
-export function loadConfig(file = DEFAULT_CONFIG_PATH, { env = process.env } = {}) {
+export function loadConfig(file, options) {
+  file ??= DEFAULT_CONFIG_PATH
+  const env = options?.env ?? process.env
   const path = resolve(file)
   let text
   try {

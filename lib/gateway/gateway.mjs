@@ -23,7 +23,8 @@ export class Gateway {
    * @param {{ log?: (line: string) => void, audit?: string | null, onToolsChanged?: () => void,
    *           onUpstreamLog?: (server: string, params: any) => void }} [options]
    */
-  constructor(config, options = {}) {
+  constructor(config, options) {
+    options ??= {}
     this.config = config
     this.log = options.log ?? ((line) => process.stderr.write(`codecall: ${line}\n`))
     this.onToolsChanged = options.onToolsChanged ?? (() => {})
@@ -127,7 +128,8 @@ export class Gateway {
    * @param {string} name @param {any} args @param {RequestScope} scope
    * @param {{ allowedServers?: string[] | null }} [overrides]
    */
-  async handle(name, args, scope, overrides = {}) {
+  async handle(name, args, scope, overrides) {
+    overrides ??= {}
     // Upstreams still starting after this are called when they are ready (a call waits for its
     // server's start); one slow server does not hold every meta-tool call for its whole timeout.
     let timer
@@ -276,7 +278,8 @@ export class Gateway {
    * @param {RequestScope} scope
    * @param {{ allowedServers?: string[] | null, allowedTools?: string[] | null }} [overrides]
    */
-  hostFor(scope, overrides = {}) {
+  hostFor(scope, overrides) {
+    overrides ??= {}
     const allowedList = overrides.allowedServers
     const allowedTools = overrides.allowedTools ?? null
     // An explicit list (exec --allowed-servers) narrows the config's; `null`/absent does not.

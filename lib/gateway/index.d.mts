@@ -50,8 +50,8 @@ export class ConfigError extends Error {
 }
 
 export const DEFAULT_CONFIG_PATH: string
-export function parseConfig(raw: unknown, options?: { env?: Record<string, string | undefined>; baseDir?: string; source?: string }): GatewayConfig
-export function loadConfig(file?: string, options?: { env?: Record<string, string | undefined> }): GatewayConfig
+export function parseConfig(raw: unknown, options?: { env?: Record<string, string | undefined>; baseDir?: string; source?: string } | null): GatewayConfig
+export function loadConfig(file?: string | null, options?: { env?: Record<string, string | undefined> } | null): GatewayConfig
 export function expandEnv<T>(value: T, env: Record<string, string | undefined>, path: string): T
 export function globToRegExp(glob: string): RegExp
 
@@ -89,7 +89,7 @@ export class RequestScope {
     progressToken?: string | number
     logLevel?: () => string
     signal?: AbortSignal
-  })
+  } | null)
   readonly sessionId: string | null
   readonly servers: Set<string>
   readonly signal: AbortSignal
@@ -106,7 +106,7 @@ export class Gateway {
       audit?: string | null
       onToolsChanged?: () => void
       onUpstreamLog?: (server: string, params: unknown) => void
-    },
+    } | null,
   )
   readonly codecall: CodeCall
   readonly metaNames: Set<string>
@@ -117,8 +117,8 @@ export class Gateway {
   isMetaTool(name: string): boolean
   search(query: string, topK?: number): Promise<ReturnType<CodeCall['search']>>
   /** One meta-tool call; rejects (ERR_INVALID_ARG) for malformed arguments. */
-  handle(name: string, args: unknown, scope: RequestScope, overrides?: { allowedServers?: string[] | null }): Promise<ExecuteResult | unknown>
-  hostFor(scope: RequestScope, overrides?: { allowedServers?: string[] | null }): CodeCallHost
+  handle(name: string, args: unknown, scope: RequestScope, overrides?: { allowedServers?: string[] | null } | null): Promise<ExecuteResult | unknown>
+  hostFor(scope: RequestScope, overrides?: { allowedServers?: string[] | null; allowedTools?: string[] | null } | null): CodeCallHost
   /** Closes every upstream (no process left behind), the audit file and the engine. */
   close(): Promise<void>
 }
