@@ -532,7 +532,9 @@ export interface SandboxOptions {
    */
   isolation?: 'thread' | 'process'
   /**
-   * Worker processes (`'process'`) or threads (`'thread'`).
+   * Executions that run at once (an execution awaiting a tool does not count): threads
+   * (`'thread'`), or executor threads over the worker processes (`'process'`, two per worker,
+   * started as needed). Beyond it they wait, up to `queueTimeoutMs`.
    * @default the number of CPU cores
    */
   poolSize?: number

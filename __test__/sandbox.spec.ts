@@ -396,18 +396,39 @@ describe('limits', () => {
   for (const isolation of ['thread', 'process'] as const) {
     it(`maxQueue and queueTimeoutMs (${isolation})`, async () => {
       const sb = sandbox({ isolation, poolSize: 1, maxQueue: 1, queueTimeoutMs: 100, preset: 'balanced', maxIterations: 1e12, timeoutMs: 1000 })
-      // One worker thread, or one worker process with its two executor threads, kept busy.
-      const busy = []
-      for (let i = 0; i < (sb.isolation === 'process' ? 2 : 1); i++) {
-        busy.push(sb.execute('while (true) {}'))
-        await new Promise((r) => setTimeout(r, 60))
-      }
+      // poolSize 1: one execution runs at once (one thread, or one executor thread of one worker).
+      const busy = [sb.execute('while (true) {}')]
+      await new Promise((r) => setTimeout(r, 60))
       const queued = sb.execute('return 1')
       const full = sb.execute('return 2')
       const [q, f, ...b] = await Promise.all([queued, full, ...busy])
       for (const r of b) expect(r.status).toBe('timeout')
       expect(q).toMatchObject({ status: 'runtime_error', error: { source: 'sandbox', code: 'QUEUE_TIMEOUT' } })
       expect(f).toMatchObject({ status: 'runtime_error', error: { source: 'sandbox', code: 'QUEUE_FULL' } })
+    })
+  }
+
+  for (const isolation of ['thread', 'process'] as const) {
+    it(`poolSize bounds the executions running at once; the rest end QUEUE_TIMEOUT (${isolation})`, async () => {
+      for (const poolSize of [1, 3]) {
+        const sb = sandbox({ isolation, poolSize, queueTimeoutMs: 300, preset: 'balanced', maxIterations: 1e12, timeoutMs: 5000 })
+        expect(sb.isolation).toBe(isolation)
+        // Start every worker first (a worker's start-up would count against the queue timeout).
+        let release!: () => void
+        const gate = new Promise<void>((r) => (release = r))
+        const parked = Array.from({ length: poolSize }, () => sb.execute("return await callTool('wait')", { callTool: () => gate }))
+        await new Promise((r) => setTimeout(r, 50))
+        release()
+        expect((await Promise.all(parked)).map((r) => r.status)).toEqual(Array(poolSize).fill('ok'))
+        // poolSize + 1 executions that each keep a thread busy for 1.5 s, started together.
+        const script = 'const end = Date.now() + 1500; let n = 0; while (Date.now() < end) n++; return "done"'
+        const results = await Promise.all(Array.from({ length: poolSize + 1 }, () => sb.execute(script)))
+        const codes = results.map((r) => (r.status === 'ok' ? r.result : (r.error as { code: string }).code)).sort()
+        expect(codes).toEqual([...Array(poolSize).fill('done'), 'QUEUE_TIMEOUT'].sort())
+        const late = results.find((r) => r.status !== 'ok')
+        expect(late).toMatchObject({ status: 'runtime_error', error: { source: 'sandbox', code: 'QUEUE_TIMEOUT' } })
+        expect(late!.stats.durationMs).toBeLessThan(1500)
+      }
     })
   }
 

@@ -90,7 +90,9 @@ pub struct SandboxOptions {
   /// @default 'process' on Linux and macOS, 'thread' elsewhere
   #[napi(ts_type = "'thread' | 'process'")]
   pub isolation: Option<String>,
-  /// Worker processes (`'process'`) or threads (`'thread'`).
+  /// Executions that run at once (an execution awaiting a tool does not count): threads
+  /// (`'thread'`), or executor threads over the worker processes (`'process'`, two per worker,
+  /// started as needed). Beyond it they wait, up to `queueTimeoutMs`.
   /// @default the number of CPU cores
   pub pool_size: Option<f64>,
   /// Executions waiting to start (`QUEUE_FULL` beyond).

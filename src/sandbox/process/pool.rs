@@ -86,6 +86,8 @@ struct ProcState {
 struct Proc {
   /// Runs one retried execution only, and is killed after it.
   quarantine: bool,
+  /// Its executor threads: how many of its executions run at once (its share of `poolSize`).
+  executors: usize,
   draining: AtomicBool,
   dead: AtomicBool,
   load: AtomicUsize,
@@ -96,9 +98,10 @@ struct Proc {
 }
 
 impl Proc {
-  fn new(quarantine: bool) -> Arc<Self> {
+  fn new(quarantine: bool, executors: usize) -> Arc<Self> {
     Arc::new(Self {
       quarantine,
+      executors,
       draining: AtomicBool::new(false),
       dead: AtomicBool::new(false),
       load: AtomicUsize::new(0),
@@ -147,7 +150,6 @@ struct State {
 struct Inner {
   config: Arc<SandboxConfig>,
   exe: PathBuf,
-  hello: Vec<u8>,
   state: Mutex<State>,
   wake: Condvar,
   disposed: AtomicBool,
@@ -165,7 +167,6 @@ pub struct ProcessPool {
 
 impl ProcessPool {
   pub fn new(config: Arc<SandboxConfig>, exe: PathBuf, warnings: Arc<Mutex<Warnings>>) -> Result<Self, String> {
-    let hello = ToWorker::Hello { config: (*config).clone() }.encode();
     // Results and logs are bounded by the limits; everything else a worker says is small.
     let frame_limit = usize::try_from(config.max_result_bytes.saturating_add(config.max_console_bytes))
       .unwrap_or(usize::MAX)
@@ -178,7 +179,6 @@ impl ProcessPool {
     let inner = Arc::new(Inner {
       config,
       exe,
-      hello,
       state: Mutex::new(State::default()),
       wake: Condvar::new(),
       disposed: AtomicBool::new(false),
@@ -352,23 +352,36 @@ fn add_timer(inner: &Inner, st: &mut State, at: Instant, what: What) {
   }
 }
 
-/// The worker for new work: the least loaded live one, or a new one while every live one is busy
-/// and the pool is not full.
+/// The worker for new work: the least loaded live one (executions per executor thread), or a new
+/// one while every live one has work and their threads are fewer than `poolSize`.
+///
+/// `poolSize` bounds the executions that run at once, as in thread mode: it is the number of
+/// executor threads over all workers, `THREADS` per worker (the last one may have fewer). An
+/// execution waits in its worker's queue until one of that worker's threads is free, and the
+/// queue timer (`queueTimeoutMs`) runs until the worker says it started.
 fn pick(inner: &Inner, st: &mut State) -> Arc<Proc> {
   let live: Vec<&Arc<Proc>> = st
     .workers
     .iter()
     .filter(|p| !p.quarantine && !p.draining.load(Ordering::Acquire) && !p.dead.load(Ordering::Acquire))
     .collect();
-  let best = live.iter().min_by_key(|p| p.load.load(Ordering::Acquire)).map(|p| (*p).clone());
+  let executors: usize = live.iter().map(|p| p.executors).sum();
+  let room = inner.config.pool_size.max(1).saturating_sub(executors);
+  let best = live
+    .iter()
+    .min_by(|a, b| {
+      let (la, lb) = (a.load.load(Ordering::Acquire), b.load.load(Ordering::Acquire));
+      la.saturating_mul(b.executors).cmp(&lb.saturating_mul(a.executors))
+    })
+    .map(|p| (*p).clone());
   match best {
-    Some(p) if p.load.load(Ordering::Acquire) == 0 || live.len() >= inner.config.pool_size.max(1) => p,
-    _ => new_proc(inner, st, false),
+    Some(p) if p.load.load(Ordering::Acquire) == 0 || room == 0 => p,
+    _ => new_proc(inner, st, false, room.clamp(1, THREADS)),
   }
 }
 
-fn new_proc(inner: &Inner, st: &mut State, quarantine: bool) -> Arc<Proc> {
-  let proc = Proc::new(quarantine);
+fn new_proc(inner: &Inner, st: &mut State, quarantine: bool, executors: usize) -> Arc<Proc> {
+  let proc = Proc::new(quarantine, executors);
   st.workers.push(proc.clone());
   st.to_spawn.push(proc.clone());
   let at = Instant::now() + STARTUP_LIMIT;
@@ -530,7 +543,9 @@ fn spawn_proc(inner: &Arc<Inner>, proc: &Arc<Proc>) {
     }
   };
   let _ = proc.out.set(out.clone());
-  out.send(inner.hello.clone());
+  // The worker runs `proc.executors` executions at once: its share of `poolSize`.
+  let config = SandboxConfig { pool_size: proc.executors, ..(*inner.config).clone() };
+  out.send(ToWorker::Hello { config }.encode());
   let writer = {
     let out = out.clone();
     std::thread::Builder::new().name("codecall-pipe-out".into()).spawn(move || out.flush_loop())
@@ -568,7 +583,7 @@ fn startup_failed(inner: &Arc<Inner>, proc: &Arc<Proc>, message: &str) {
     if !run.retried.swap(true, Ordering::AcqRel) && !inner.disposed.load(Ordering::Acquire) {
       let fresh = {
         let mut st = lock(&inner.state);
-        new_proc(inner, &mut st, false)
+        pick(inner, &mut st)
       };
       assign(inner, &fresh, run);
     } else {
@@ -848,7 +863,7 @@ fn on_death(inner: &Arc<Inner>, proc: &Arc<Proc>, violation: Option<String>, sta
       run.started.store(false, Ordering::Release);
       let fresh = if retriable <= MAX_QUARANTINE || quarantine.len() < MAX_QUARANTINE {
         let mut st = lock(&inner.state);
-        let p = new_proc(inner, &mut st, true);
+        let p = new_proc(inner, &mut st, true, THREADS);
         quarantine.push(p.clone());
         p
       } else {

@@ -24,8 +24,9 @@ use crate::sandbox::outcome::Completed;
 use crate::sandbox::pool::{Aborter, Pool};
 use crate::sandbox::shared::{lock, Shared};
 
-/// Executor threads per worker process. Executions awaiting the host hold no thread, so two serve
-/// many; more processes (the host's `poolSize`) give more cores.
+/// Most executor threads per worker process. Executions awaiting the host hold no thread, so two
+/// serve many; more processes give more cores. The host's `Hello` says how many this one runs
+/// (its share of `poolSize`, which bounds the executions running at once over all workers).
 pub const THREADS: usize = 2;
 
 /// How long the frame reader spins for the host's next frame before it sleeps.
@@ -60,7 +61,8 @@ fn run() -> i32 {
 
   let router = Arc::new(Router::default());
   let mut config = config;
-  config.pool_size = THREADS;
+  let threads = config.pool_size.clamp(1, THREADS);
+  config.pool_size = threads;
   config.max_queue = usize::MAX;
   let pool = match Pool::for_worker_process(Arc::new(config)) {
     Ok(pool) => pool,
@@ -69,7 +71,7 @@ fn run() -> i32 {
       return 3;
     }
   };
-  warm_up(&pool);
+  warm_up(&pool, threads);
   let seccomp = seccomp::install_filter();
   send(&FromWorker::Ready { protocol: PROTOCOL, version: VERSION.into(), seccomp, warnings }.encode());
 
@@ -116,17 +118,17 @@ fn stop(aborter: &Aborter, router: &Router, key: u64) {
 /// Runs one small execution on every executor thread at once, so that each thread has made every
 /// system call of its start-up (thread-local set-up, first allocations, a QuickJS runtime) before
 /// the filter goes in.
-fn warm_up(pool: &Pool) {
+fn warm_up(pool: &Pool, threads: usize) {
   let (tx, rx) = std::sync::mpsc::channel();
   let host: Arc<dyn Host> = Arc::new(WarmUpHost(Mutex::new(tx)));
   let sandbox = SandboxConfig::default();
-  for i in 0..THREADS {
+  for i in 0..threads {
     let mut exec = ExecuteConfig::new(&sandbox);
     exec.timeout = Duration::from_secs(10);
     let shared = Arc::new(Shared::new(format!("warm-up-{i}"), host.clone(), exec.timeout));
     pool.submit("const o = { a: [1, 2, 3], s: 'x'.repeat(1000) }; JSON.stringify(o).length".into(), exec, shared);
   }
-  for _ in 0..THREADS {
+  for _ in 0..threads {
     let _ = rx.recv_timeout(Duration::from_secs(10));
   }
 }
