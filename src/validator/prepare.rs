@@ -16,7 +16,13 @@
 //!   (`return (` … `)` around it).
 //! - `maxIterations`: `__cc_tick();` at the top of every loop body (braces added where the body is
 //!   a single statement). The name has the reserved prefix, so user code cannot touch it.
+//! - Positions: QuickJS records where code is only at identifiers, calls, operators and
+//!   expression statements, so an error in `return null.boom` or `const b = (await x).y` would
+//!   report the last position recorded before it — often the enclosing function's first line.
+//!   Every other statement in a statement list gets a `0;` in front (an expression statement:
+//!   it records its position and costs nothing), and the error lands on that statement.
 
+use oxc_allocator::Vec as ArenaVec;
 use oxc_ast::ast::{
   ArrowFunctionExpression, Class, DoWhileStatement, ForInStatement, ForOfStatement, ForStatement, Function, Program,
   ReturnStatement, Statement, WhileStatement,
@@ -102,6 +108,8 @@ pub fn prepare(source: &str, program: &Program<'_>, options: PrepareOptions) -> 
   if !TopLevelReturn::find(program) {
     if let Some(Statement::ExpressionStatement(last)) = program.body.last() {
       let span = last.expression.span();
+      // Now a return statement: it needs the position mark expression statements do without.
+      edits.push((span.start, POSITION_MARK));
       edits.push((span.start, "return ("));
       edits.push((span.end, ")"));
       returns_last_expression = true;
@@ -115,6 +123,10 @@ pub fn prepare(source: &str, program: &Program<'_>, options: PrepareOptions) -> 
     counted_loops = ticks.loops;
     edits.extend(ticks.edits);
   }
+
+  let mut marks = PositionMarks(Vec::new());
+  marks.visit_program(program);
+  edits.extend(marks.0);
 
   // Stable: two edits at one offset keep the order they were made in.
   edits.sort_by_key(|(at, _)| *at);
@@ -144,6 +156,34 @@ pub fn prepare(source: &str, program: &Program<'_>, options: PrepareOptions) -> 
 }
 
 const TICK_CALL: &str = "__cc_tick();";
+/// An expression statement in front of a statement that records no position of its own. It stays
+/// valid after any statement that can precede it (a numeric literal never continues an
+/// expression, so a line break before it ends the previous statement as the user's did).
+const POSITION_MARK: &str = "0;";
+
+/// Where a `POSITION_MARK` goes: before each statement of a statement list that does not record
+/// its own position in QuickJS (expression statements and `throw` do; blocks are marked inside;
+/// function declarations and empty statements run no code of their own).
+struct PositionMarks(Vec<(u32, &'static str)>);
+
+impl<'a> Visit<'a> for PositionMarks {
+  fn visit_statements(&mut self, statements: &ArenaVec<'a, Statement<'a>>) {
+    for statement in statements {
+      let marked = !matches!(
+        statement,
+        Statement::ExpressionStatement(_)
+          | Statement::ThrowStatement(_)
+          | Statement::BlockStatement(_)
+          | Statement::FunctionDeclaration(_)
+          | Statement::EmptyStatement(_)
+      );
+      if marked {
+        self.0.push((statement.span().start, POSITION_MARK));
+      }
+    }
+    walk::walk_statements(self, statements);
+  }
+}
 
 /// Is there a `return` that belongs to the script's own function (not a nested one)?
 struct TopLevelReturn(bool);

@@ -271,6 +271,8 @@ mod typescript {
     let code = stripped(script);
     assert_eq!(code.lines().count(), script.lines().count() + 1);
     for (generated, original) in code.lines().skip(1).zip(script.lines().skip(1)) {
+      // Statements other than expressions carry a position mark (`0;`); nothing else is added.
+      let generated = generated.replace("0;", "");
       assert_eq!(generated.chars().count(), original.chars().count(), "{generated:?} vs {original:?}");
     }
     assert!(!code.contains("interface") && !code.contains("satisfies") && !code.contains(": User"), "{code}");
@@ -339,7 +341,7 @@ mod preparation {
   fn wraps_in_an_async_function_on_the_first_line() {
     let out = prep("return 1", false);
     assert!(
-      out.code.starts_with("(function (__cc_tick) {\"use strict\"; return async function () {return 1"),
+      out.code.starts_with("(function (__cc_tick) {\"use strict\"; return async function () {0;return 1"),
       "{}",
       out.code
     );
@@ -350,7 +352,7 @@ mod preparation {
   #[test]
   fn last_expression_becomes_the_result() {
     let out = prep("const input = { value: 2 };\n({ result: input.value * 2 })", false);
-    assert!(out.code.contains("\nreturn (({ result: input.value * 2 }))"), "{}", out.code);
+    assert!(out.code.contains("\n0;return (({ result: input.value * 2 }))"), "{}", out.code);
     assert!(out.returns_last_expression);
     // Not when the script returns somewhere at its top level, even inside a block.
     let out = prep("if (x) { return 1 }\nx + 1", false);
@@ -358,6 +360,25 @@ mod preparation {
     // A return inside a nested function does not count.
     let out = prep("const f = () => { return 1 };\nf()", false);
     assert!(out.returns_last_expression);
+  }
+
+  #[test]
+  fn statements_without_a_position_of_their_own_are_marked() {
+    let out = prep(
+      "const a = 1\nfunction f() {\n  'use strict'\n  return null.x\n}\nif (a) return f()\nswitch (a) { case 1: let y = 2 }\nf()",
+      false,
+    );
+    // Declarations, returns, ifs and switch cases get a mark; expression statements, function
+    // declarations and directives do not; a single-statement body is never touched.
+    assert!(out.code.contains("{0;const a = 1\n"), "{}", out.code);
+    assert!(out.code.contains("\nfunction f() {\n  'use strict'\n  0;return null.x\n}"), "{}", out.code);
+    assert!(out.code.contains("\n0;if (a) return f()\n"), "{}", out.code);
+    assert!(out.code.contains("\n0;switch (a) { case 1: 0;let y = 2 }\n"), "{}", out.code);
+    // A mark's own position is the statement it marks.
+    let line4 = out.code.lines().nth(3).unwrap_or_default();
+    let column = line4.find("0;").map_or(0, |c| c as u32 + 1);
+    assert_eq!(out.mapping.to_user(4, column), Location { line: 4, column: 3 });
+    assert_eq!(out.mapping.to_user(4, column + 2), Location { line: 4, column: 3 });
   }
 
   #[test]
