@@ -12,6 +12,7 @@
 // to `execute` (session, log, reportProgress, streamContent, signal, requestId).
 // `__test__/adapters/fastmcp.spec.ts` fails loudly the day a version moves that method.
 import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
 import { assertUnclaimed, attach, claim, invalidArg, callThrough, listingContext } from './core.mjs'
 
 const require = createRequire(import.meta.url)
@@ -20,8 +21,28 @@ const require = createRequire(import.meta.url)
 const owners = new WeakMap()
 const patched = new WeakSet()
 
-/** fastmcp's ESM build, loaded with this module (the adapter of fastmcp may load fastmcp). */
-const esm = await import('fastmcp').catch(() => null)
+/**
+ * fastmcp's ESM build, loaded with this module (the adapter of fastmcp may load fastmcp) — without
+ * a top-level await, so that `require('@codecall/native/fastmcp')` works too: `require` of an ES
+ * module (Node >= 20.19) gives the very instance `import` does. Older Node gets it from `import()`
+ * a moment after this module loads.
+ * @type {any}
+ */
+let esm = esmBuildNow()
+if (!esm) {
+  import('fastmcp').then(
+    (m) => (esm = m),
+    () => {},
+  )
+}
+
+function esmBuildNow() {
+  try {
+    return require(fileURLToPath(import.meta.resolve('fastmcp')))
+  } catch {
+    return null
+  }
+}
 
 /** The build of fastmcp `server` came from: ESM, else the CommonJS one (loaded only then). */
 function buildOf(server) {

@@ -344,7 +344,8 @@ fn call_tool_results_are_unwrapped() {
 fn set_tools_never_hides_a_kept_tool_from_a_running_script() {
   use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
   use std::sync::Arc;
-  let tools = || (0..200).map(|i| tool(json!({ "name": format!("app:t{i}"), "description": "a tool" }))).collect::<Vec<_>>();
+  let tools =
+    || (0..200).map(|i| tool(json!({ "name": format!("app:t{i}"), "description": "a tool" }))).collect::<Vec<_>>();
   let mut e = engine(Mode::CodecallOnly, vec![]);
   e.set_tools(tools()).expect("set");
   let callable = e.callable();

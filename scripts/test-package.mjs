@@ -1,0 +1,321 @@
+// `npm run test:package`: the package a user installs, tested the way they use it.
+//
+// 1. Assembles this machine's platform package as the release does (`scripts/assemble.mjs`, from
+//    a `bindings-<target>/` folder like the build job uploads) into a copy of npm/.
+// 2. `npm pack`s it and the main package; checks what each tarball holds (no tests, benches,
+//    sources; the platform package exactly its `.node`, worker and manifest).
+// 3. Installs both tarballs into a fresh project outside this checkout and there checks: CommonJS
+//    and ESM imports, every `exports` subpath, a host tool call with the default isolation (the
+//    worker found inside the installed platform package) and with `thread`, the `codecall` bin,
+//    `tsc --noEmit` of a TypeScript user file under `moduleResolution` node16 and bundler, one
+//    Jest and one Vitest test.
+// 4. Prints the tarball sizes (`.package-test/sizes.json`; BENCHMARKS.md records them).
+//
+// Needs `npm run build` first (the release `.node` and worker). `--keep` leaves the project.
+import { execFileSync } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import { PLATFORMS, WORKER, assemble, platformFiles } from './assemble.mjs'
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const keep = process.argv.includes('--keep')
+const stage = join(root, '.package-test')
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx'
+
+let failures = 0
+function check(what, fn) {
+  try {
+    const detail = fn()
+    console.log(`ok   ${what}${detail ? ` — ${detail}` : ''}`)
+  } catch (e) {
+    failures++
+    console.log(`FAIL ${what}\n     ${String(e?.stack ?? e).split('\n').join('\n     ')}`)
+  }
+}
+function run(cmd, args, cwd, options = {}) {
+  return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], shell: process.platform === 'win32', ...options })
+}
+function assert(condition, message) {
+  if (!condition) throw new Error(message)
+}
+
+// ---- 1. this machine's target and its build output ----------------------------------------------
+
+function hostTarget() {
+  const { platform, arch } = process
+  if (platform === 'linux') {
+    const glibc = process.report?.getReport?.().header?.glibcVersionRuntime
+    const cpu = arch === 'x64' ? 'x86_64' : arch === 'arm64' ? 'aarch64' : arch
+    return `${cpu}-unknown-linux-${glibc ? 'gnu' : 'musl'}`
+  }
+  if (platform === 'darwin') return `${arch === 'arm64' ? 'aarch64' : 'x86_64'}-apple-darwin`
+  if (platform === 'win32' && arch === 'x64') return 'x86_64-pc-windows-msvc'
+  throw new Error(`no platform package for ${platform}-${arch}`)
+}
+
+const target = hostTarget()
+const platformDir = PLATFORMS[target]
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+const platformName = JSON.parse(readFileSync(join(root, 'npm', platformDir, 'package.json'), 'utf8')).name
+
+/** Where `npm run build` (or the CI artifact download) left each file; the newest wins. */
+function built(file) {
+  const candidates = file === WORKER ? [join(root, 'target', target, 'release', file), join(root, file)] : [join(root, file)]
+  const found = candidates.filter((p) => existsSync(p)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
+  if (!found.length) throw new Error(`${file} not found (looked in ${candidates.join(', ')}): run \`npm run build\` first`)
+  return found[0]
+}
+
+rmSync(stage, { recursive: true, force: true })
+const artifacts = join(stage, 'artifacts', `bindings-${target}`)
+mkdirSync(artifacts, { recursive: true })
+for (const file of platformFiles(target)) cpSync(built(file), join(artifacts, file))
+cpSync(join(root, 'npm', platformDir), join(stage, 'npm', platformDir), { recursive: true })
+const problems = assemble({ artifacts: join(stage, 'artifacts'), npmDir: join(stage, 'npm'), targets: [target] })
+if (problems.length) {
+  for (const p of problems) console.error(p)
+  process.exit(1)
+}
+
+// ---- 2. pack and look inside ---------------------------------------------------------------------
+
+const packs = join(stage, 'packs')
+mkdirSync(packs, { recursive: true })
+function pack(dir) {
+  const [info] = JSON.parse(run(npm, ['pack', '--json', '--pack-destination', packs], dir))
+  return { ...info, tarball: join(packs, info.filename), paths: info.files.map((f) => f.path) }
+}
+const main = pack(root)
+const platform = pack(join(stage, 'npm', platformDir))
+
+check('main tarball: no tests, benches, sources, binaries or build files', () => {
+  const forbidden = main.paths.filter(
+    (p) =>
+      /^(__test__|bench|src|examples|fuzz|scripts|target|npm|docs|\.github|\.ci|\.package-test|\.readme-test)\//.test(p) ||
+      /\.(rs|node|log|tgz)$/.test(p) ||
+      /(\.spec\.|\.test\.|tsconfig\.json$|Cargo\.(toml|lock)$|^codecall-worker$)/.test(p),
+  )
+  assert(forbidden.length === 0, `unexpected files: ${forbidden.join(', ')}`)
+  const required = ['package.json', 'index.js', 'index.d.ts', 'README.md', 'LICENSE', 'tool-options.js', 'tool-options.d.ts', 'lib/gateway/cli.mjs']
+  const missing = required.filter((p) => !main.paths.includes(p))
+  assert(missing.length === 0, `missing: ${missing.join(', ')}`)
+  return `${main.paths.length} files`
+})
+check('platform tarball: exactly its manifest, README, .node and worker', () => {
+  const expected = ['README.md', 'package.json', ...platformFiles(target)].sort()
+  assert(JSON.stringify([...platform.paths].sort()) === JSON.stringify(expected), `has ${platform.paths.join(', ')}; expected ${expected.join(', ')}`)
+})
+
+// ---- 3. a fresh project --------------------------------------------------------------------------
+
+const project = mkdtempSync(join(tmpdir(), 'codecall-package-test-'))
+const devVersion = (name) => JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version
+writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'codecall-user', version: '1.0.0', private: true }, null, 2))
+const tools = ['typescript', 'vitest', 'jest', '@types/node'].map((name) => `${name}@${devVersion(name)}`)
+console.log(`installing into ${project}`)
+run(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', main.tarball, platform.tarball, ...tools], project, {
+  stdio: ['ignore', 'inherit', 'inherit'],
+})
+
+const installedPlatform = join(project, 'node_modules', ...platformName.split('/'))
+const installedWorker = join(installedPlatform, WORKER)
+const processIsolation = process.platform !== 'win32'
+
+check('the worker is installed executable inside the platform package', () => {
+  if (!processIsolation) return 'not on Windows (thread isolation only)'
+  assert(existsSync(installedWorker), `${installedWorker} is missing`)
+  assert((statSync(installedWorker).mode & 0o111) !== 0, `${installedWorker} is not executable`)
+})
+
+const host = `{ callTool: (name, input) => ({ name, sum: input.a + input.b }) }`
+const script = `const r = await callTool('math:add', { a: 2, b: 3 }); return [r.name, r.sum * 2]`
+const workersScan = `
+function workerPids(path) {
+  if (process.platform !== 'linux') return null
+  const fs = require('node:fs')
+  const want = fs.realpathSync(path)
+  return fs.readdirSync('/proc').filter((d) => /^\\d+$/.test(d)).filter((d) => { try { return fs.readlinkSync('/proc/' + d + '/exe') === want } catch { return false } })
+}`
+
+writeFileSync(
+  join(project, 'cjs.cjs'),
+  `const assert = require('node:assert/strict')
+const { Sandbox, CodeCall, validate } = require('@codecall/native')
+${workersScan}
+;(async () => {
+  for (const isolation of [undefined, 'thread']) {
+    const sb = new Sandbox(isolation === undefined ? undefined : { isolation })
+    assert.equal(sb.isolation, isolation ?? (${processIsolation} ? 'process' : 'thread'))
+    assert.deepEqual(sb.warnings, [])
+    const r = await sb.execute(${JSON.stringify(script)}, ${host})
+    assert.deepEqual({ status: r.status, result: r.result }, { status: 'ok', result: ['math:add', 10] })
+    if (sb.isolation === 'process') {
+      const pids = workerPids(${JSON.stringify(installedWorker)})
+      if (pids !== null) assert.ok(pids.length >= 1, 'no process runs the installed worker')
+    }
+    await sb.dispose()
+  }
+  assert.equal(validate('return 1').ok, true)
+  const cc = new CodeCall({ metaToolSeparator: '_' })
+  cc.setTools([{ name: 'math:add', description: 'Add two numbers', inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } }])
+  assert.equal(cc.search({ query: 'add numbers' }).tools[0].name, 'math:add')
+  await cc.dispose()
+  assert.equal(require('@codecall/native/package.json').version, ${JSON.stringify(pkg.version)})
+  assert.equal(typeof require('@codecall/native/tool-options').codecallMeta, 'function')
+  if (process.features.require_module) {
+    assert.equal(typeof require('@codecall/native/gateway').Gateway, 'function')
+    assert.equal(typeof require('@codecall/native/mcp-sdk').codeMode, 'function')
+    assert.equal(typeof require('@codecall/native/fastmcp').codeMode, 'function')
+  } else {
+    assert.throws(() => require('@codecall/native/gateway'), { code: 'ERR_REQUIRE_ESM' })
+  }
+  console.log('cjs ok')
+})().catch((e) => { console.error(e); process.exit(1) })
+`,
+)
+check('CommonJS: require, both isolations with a host tool call, CodeCall, every subpath', () => {
+  const out = run(process.execPath, ['cjs.cjs'], project)
+  assert(out.includes('cjs ok'), out)
+  return process.features.require_module ? 'ESM subpaths through require()' : 'ESM subpaths need Node >= 20.19 for require()'
+})
+
+writeFileSync(
+  join(project, 'esm.mjs'),
+  `import assert from 'node:assert/strict'
+import native, { Sandbox, CodeCall } from '@codecall/native'
+import { codecallMeta } from '@codecall/native/tool-options'
+import { Gateway, parseConfig, VERSION } from '@codecall/native/gateway'
+import { codeMode } from '@codecall/native/mcp-sdk'
+import { codeMode as fastCodeMode } from '@codecall/native/fastmcp'
+import manifest from '@codecall/native/package.json' with { type: 'json' }
+
+assert.equal(native.Sandbox, Sandbox)
+assert.equal(manifest.version, ${JSON.stringify(pkg.version)})
+assert.equal(VERSION, manifest.version)
+assert.deepEqual(codecallMeta({ tags: ['x'] }), { codecall: { tags: ['x'] } })
+assert.equal(typeof Gateway, 'function')
+assert.deepEqual(parseConfig({ mcpServers: {} }).servers, [])
+assert.equal(typeof codeMode, 'function')
+assert.equal(typeof fastCodeMode, 'function')
+const sb = new Sandbox()
+const r = await sb.execute(${JSON.stringify(script)}, ${host})
+assert.deepEqual(r.result, ['math:add', 10])
+await sb.dispose()
+const cc = new CodeCall()
+assert.ok(cc.listTools().length >= 3)
+await cc.dispose()
+console.log('esm ok')
+`,
+)
+check('ES modules: default and named imports, every subpath, a host tool call', () => {
+  const out = run(process.execPath, ['esm.mjs'], project)
+  assert(out.includes('esm ok'), out)
+})
+
+check('the codecall bin: --version and exec', () => {
+  const version = run(npx, ['--no-install', 'codecall', '--version'], project).trim()
+  assert(version.includes(pkg.version), `--version said ${version}`)
+  const out = run(npx, ['--no-install', 'codecall', 'exec', '--code', 'return [1, 2].map((x) => x * 21)'], project)
+  assert(JSON.stringify(JSON.parse(out)) === JSON.stringify({ ok: true, value: [21, 42] }), out)
+  return version
+})
+
+const userTs = `import { Sandbox, CodeCall, type ExecuteResult, type ToolDefinition } from '@codecall/native'
+import { codecallMeta, type CodeCallMeta } from '@codecall/native/tool-options'
+import { Gateway, loadConfig, type GatewayConfig } from '@codecall/native/gateway'
+import { codeMode, type CodeModeOptions } from '@codecall/native/mcp-sdk'
+import { codeMode as fastCodeMode } from '@codecall/native/fastmcp'
+
+const tools: ToolDefinition[] = [{ name: 'math:add', inputSchema: { type: 'object' } }]
+const meta: CodeCallMeta = { tags: ['math'] }
+const options: CodeModeOptions = { metaToolSeparator: '_' }
+export async function main(): Promise<number> {
+  const sb = new Sandbox({ isolation: 'thread', timeoutMs: 1000 })
+  const r: ExecuteResult = await sb.execute('return 1', { callTool: (name: string, input: unknown) => ({ name, input }) })
+  await sb.dispose()
+  const cc = new CodeCall(options)
+  cc.setTools(tools)
+  const config: GatewayConfig | null = null
+  void [codecallMeta(meta), Gateway, loadConfig, codeMode, fastCodeMode, config]
+  await cc.dispose()
+  return r.status === 'ok' ? 1 : 0
+}
+`
+writeFileSync(join(project, 'user.mts'), userTs)
+writeFileSync(join(project, 'user.ts'), userTs)
+const strict = { strict: true, noEmit: true, skipLibCheck: false, target: 'es2022', types: ['node'] }
+writeFileSync(join(project, 'tsconfig.node16.json'), JSON.stringify({ compilerOptions: { ...strict, module: 'node16', moduleResolution: 'node16' }, files: ['user.mts'] }))
+writeFileSync(join(project, 'tsconfig.bundler.json'), JSON.stringify({ compilerOptions: { ...strict, module: 'esnext', moduleResolution: 'bundler' }, files: ['user.ts'] }))
+for (const resolution of ['node16', 'bundler']) {
+  check(`tsc --noEmit of a user file, moduleResolution ${resolution} (strict, skipLibCheck off)`, () => {
+    try {
+      run(npx, ['--no-install', 'tsc', '-p', `tsconfig.${resolution}.json`], project)
+    } catch (e) {
+      throw new Error(`${e.stdout ?? ''}${e.stderr ?? ''}`)
+    }
+  })
+}
+
+const testBody = (kind) => `
+  const sb = new Sandbox()
+  try {
+    const r = await sb.execute(${JSON.stringify(script)}, ${host})
+    expect(r).toMatchObject({ status: 'ok', result: ['math:add', 10] })
+    expect(sb.isolation).toBe(${JSON.stringify(processIsolation ? 'process' : 'thread')})
+    const bad = await sb.execute('return (')
+    expect(bad.status).toBe('syntax_error')
+  } finally {
+    await sb.dispose()
+  }
+  void ${JSON.stringify(kind)}`
+mkdirSync(join(project, 'jest-tests'))
+writeFileSync(
+  join(project, 'jest-tests', 'sandbox.test.js'),
+  `const { Sandbox } = require('@codecall/native')\n\ntest('a sandboxed script calls a host tool (Jest)', async () => {${testBody('jest')}\n})\n`,
+)
+mkdirSync(join(project, 'vitest-tests'))
+writeFileSync(
+  join(project, 'vitest-tests', 'sandbox.test.mjs'),
+  `import { expect, test } from 'vitest'\nimport { Sandbox } from '@codecall/native'\n\ntest('a sandboxed script calls a host tool (Vitest)', async () => {${testBody('vitest')}\n})\n`,
+)
+check('one Jest test', () => {
+  const out = run(npx, ['--no-install', 'jest', '--roots', '<rootDir>/jest-tests', '--ci'], project, { env: { ...process.env, CI: 'true' } })
+  return out.trim().split('\n').pop()
+})
+check('one Vitest test', () => {
+  const out = run(npx, ['--no-install', 'vitest', 'run', '--dir', 'vitest-tests'], project, { env: { ...process.env, CI: 'true' } })
+  const line = out.split('\n').find((l) => /Tests\s/.test(l))
+  assert(line && /1 passed/.test(line), out)
+  return line.replace(/\u001b\[[0-9;]*m/g, '').trim()
+})
+
+// ---- 4. sizes ------------------------------------------------------------------------------------
+
+const mb = (n) => `${(n / 1e6).toFixed(2)} MB`
+const sizes = {
+  target,
+  main: { name: main.name, packed: main.size, unpacked: main.unpackedSize, files: main.entryCount },
+  platform: {
+    name: platform.name,
+    packed: platform.size,
+    unpacked: platform.unpackedSize,
+    files: Object.fromEntries(platform.files.map((f) => [f.path, f.size])),
+  },
+}
+writeFileSync(join(stage, 'sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`)
+console.log(`\n| tarball | packed | unpacked |\n|---|---|---|`)
+console.log(`| ${main.name} | ${mb(main.size)} | ${mb(main.unpackedSize)} |`)
+console.log(`| ${platform.name} | ${mb(platform.size)} | ${mb(platform.unpackedSize)} |`)
+for (const f of platform.files) console.log(`|   ${f.path} | | ${mb(f.size)} |`)
+
+if (keep) console.log(`\nproject kept at ${realpathSync(project)}`)
+else rmSync(project, { recursive: true, force: true })
+if (failures) {
+  console.log(`\n${failures} check(s) failed`)
+  process.exit(1)
+}
+console.log('\npackage checks passed')
