@@ -25,7 +25,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::wire::{read_frame, FromWorker, SpinRead, ToWorker, WireError, PROTOCOL, VERSION};
+use super::wire::{check_result, read_frame, FromWorker, SpinRead, ToWorker, WireError, PROTOCOL, VERSION};
 use super::worker::{ENV_ADDRESS_SPACE, ENV_PARENT, THREADS};
 use crate::common::ErrorCode;
 use crate::sandbox::bridge::{CallResult, Event, Reply};
@@ -790,21 +790,6 @@ fn check_call(
     }
   }
   Ok(None)
-}
-
-/// A worker's `ExecuteResult` must be one of the six shapes, for this execution.
-fn check_result(json: &str, id: &str) -> Result<(), String> {
-  let value: serde_json::Value = serde_json::from_str(json).map_err(|_| "result is not JSON".to_string())?;
-  let status = value.get("status").and_then(|s| s.as_str()).unwrap_or("");
-  let known = ["ok", "syntax_error", "illegal_access", "runtime_error", "tool_error", "timeout"];
-  if !known.contains(&status) {
-    return Err(format!("result has an unknown status '{status}'"));
-  }
-  let stats_id = value.get("stats").and_then(|s| s.get("executionId")).and_then(|v| v.as_str());
-  if stats_id != Some(id) {
-    return Err("result is for another execution".into());
-  }
-  Ok(())
 }
 
 fn release(proc: &Proc, run: &Run) {
