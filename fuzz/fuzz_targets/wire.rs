@@ -118,11 +118,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&seed_len, rest)) = rest.split_first() else { return };
     let (seed, edits) = rest.split_at((seed_len as usize).min(rest.len()));
     let all = valid(seed);
-    let mut stream: Vec<u8> = if mode & 2 == 0 {
-      all.concat()
-    } else {
-      all[(mode as usize >> 2) % all.len()].clone()
-    };
+    let mut stream: Vec<u8> = if mode & 2 == 0 { all.concat() } else { all[(mode as usize >> 2) % all.len()].clone() };
     for pair in edits.chunks(3) {
       if let [hi, lo, x] = *pair {
         if stream.is_empty() {
