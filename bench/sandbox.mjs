@@ -326,7 +326,8 @@ async function workloadW() {
 async function main() {
   const selected = process.argv.slice(2).filter((a) => /^[A-EW]$/.test(a))
   const workloads = selected.length ? selected : ['A', 'B', 'C', 'D', 'E', 'W']
-  const names = Object.keys(factories)
+  // `--ours`: this package's two isolation modes only (quick before/after comparisons).
+  const names = Object.keys(factories).filter((n) => !process.argv.includes('--ours') || n === NATIVE || n === NATIVE_THREAD)
   const table = {}
   for (const name of names) table[name] = {}
 

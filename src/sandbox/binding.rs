@@ -497,7 +497,9 @@ impl Sandbox {
         ));
       }
       Some(pool) => {
-        Warnings::deliver(&self.warnings, &shared);
+        if exec.events {
+          Warnings::deliver(&self.warnings, &shared);
+        }
         pool.submit(script, exec, shared)
       }
     }
@@ -573,6 +575,7 @@ pub(crate) fn read_host<'env>(
   exec: &mut ExecuteConfig,
 ) -> napi::Result<Option<Object<'env>>> {
   let host = host.filter(|h| !args::is_nullish(h));
+  exec.events = false;
   let host_object = match &host {
     Some(h) if h.get_type()? == ValueType::Object => Some(Object::from_raw(env.raw(), h.raw())),
     Some(_) => return Err(args::invalid_arg(env, "host must be an object")),
@@ -585,8 +588,10 @@ pub(crate) fn read_host<'env>(
         if v.get_type()? != ValueType::Function {
           return Err(args::invalid_arg(env, format!("host.{name} must be a function")));
         }
-        if name == "getTool" {
-          exec.host_get_tool = true;
+        match name {
+          "getTool" => exec.host_get_tool = true,
+          "onEvent" => exec.events = true,
+          _ => {}
         }
       }
     }

@@ -89,6 +89,9 @@ pub struct ExecuteConfig {
   pub functions: Vec<String>,
   /// The host answers `getTool`.
   pub host_get_tool: bool,
+  /// Someone listens to events (the host has `onEvent`): without a listener, tool-call, log and
+  /// notify events are never built or sent (no wake-up of Node's thread, no frame on the pipe).
+  pub events: bool,
 }
 
 impl ExecuteConfig {
@@ -102,6 +105,7 @@ impl ExecuteConfig {
       max_tool_calls: sandbox.max_tool_calls,
       functions: Vec::new(),
       host_get_tool: false,
+      events: true,
     }
   }
 }

@@ -112,7 +112,8 @@ impl Warnings {
     }
   }
 
-  /// Sends the unsent warnings to one execution's host.
+  /// Sends the unsent warnings to one execution's host (one with an event listener: the warnings
+  /// wait for the next execution that has one).
   pub fn deliver(warnings: &Mutex<Warnings>, shared: &Shared) {
     let unsent = std::mem::take(&mut warnings.lock().unwrap_or_else(|p| p.into_inner()).unsent);
     for message in unsent {

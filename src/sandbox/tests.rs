@@ -397,3 +397,24 @@ fn many_parked_executions_share_few_threads() {
     assert_eq!(ok_json(&c), "2");
   }
 }
+
+#[test]
+fn events_are_built_only_when_someone_listens() {
+  let script = "mcpLog('info', 'x'); mcpNotify('n', { a: 1 }); await callTool('a', { i: 1 }); return 1";
+  let heard = run_with(script, SandboxConfig::default(), |_| {}, echo(), None);
+  assert_eq!(ok_json(&heard.completed), "1");
+  let kinds: Vec<&str> = heard
+    .events
+    .iter()
+    .map(|e| match e {
+      Event::Log { .. } => "log",
+      Event::Notify { .. } => "notify",
+      Event::ToolCallStart { .. } => "start",
+      Event::ToolCallEnd { .. } => "end",
+    })
+    .collect();
+  assert_eq!(kinds, ["log", "notify", "start", "end"]);
+  let unheard = run_with(script, SandboxConfig::default(), |e| e.events = false, echo(), None);
+  assert_eq!(ok_json(&unheard.completed), "1");
+  assert!(unheard.events.is_empty(), "{:?}", unheard.events);
+}

@@ -256,7 +256,7 @@ impl Execution {
         resolve.call::<_, ()>((record,))
       });
       let state = self.state.borrow();
-      if call.target == CallTarget::Tool {
+      if call.target == CallTarget::Tool && state.exec.events {
         let (ok, error) = match &result {
           CallResult::Ok(_) => (true, None),
           CallResult::Err(f) => (
@@ -707,7 +707,7 @@ fn host_call<'js>(
   let execution_id = s.id.clone();
   let reply = (s.send_call)(call_number);
   drop(s);
-  if target == CallTarget::Tool {
+  if target == CallTarget::Tool && exec.events {
     host.event(Event::ToolCallStart {
       execution_id: execution_id.clone(),
       call_id: call_id.clone(),
@@ -788,6 +788,9 @@ pub(crate) fn native_primitives<'js>(ctx: &Ctx<'js>, slot: &StateSlot) -> rquick
       Function::new(ctx.clone(), move |ctx: Ctx<'js>, kind: i32, a: String, b: String, c: Opt<String>| {
         with_state(&ctx, &slot, |state| {
           let s = state.borrow();
+          if !s.exec.events {
+            return Ok(());
+          }
           let event = if kind == 0 {
             Event::Log { execution_id: s.id.clone(), level: a, message: b, metadata_json: c.0 }
           } else {

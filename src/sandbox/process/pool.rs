@@ -667,7 +667,9 @@ fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(),
           release(proc, &run);
           continue;
         }
-        Warnings::deliver(&inner.warnings, &run.shared);
+        if run.exec.events {
+          Warnings::deliver(&inner.warnings, &run.shared);
+        }
         send_start(proc, &run);
       }
     }

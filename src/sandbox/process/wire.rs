@@ -286,7 +286,7 @@ fn execute_config(e: &mut Enc, x: &ExecuteConfig) {
     None => e.u8(0),
   };
   e.u64(u64::try_from(x.timeout.as_micros()).unwrap_or(u64::MAX)).u64(x.max_tool_calls);
-  e.strs(&x.functions).bool(x.host_get_tool);
+  e.strs(&x.functions).bool(x.host_get_tool).bool(x.events);
 }
 
 // ---- decoding ------------------------------------------------------------------------------
@@ -499,6 +499,7 @@ fn read_execute_config(d: &mut Dec) -> Result<ExecuteConfig, WireError> {
     max_tool_calls: d.u64()?,
     functions: d.strs()?,
     host_get_tool: d.bool()?,
+    events: d.bool()?,
   })
 }
 
