@@ -61,4 +61,27 @@ describe('idle keeps nothing alive', () => {
     expect(child.stdout.trim()).toBe('{"a":1}')
     expect(Date.now() - started).toBeLessThan(15_000)
   })
+
+  for (const isolation of ['thread', 'process'] as const) {
+    it(`a live execution keeps Node alive until its result, then nothing does (${isolation})`, async () => {
+      const { spawnSync } = await import('node:child_process')
+      // Nothing but the executions is pending in Node: one waits on a host promise that never
+      // settles (its TIMEOUT must still arrive), others run at once and in between; then Node
+      // exits without dispose().
+      const script = `
+        const { Sandbox } = require(${JSON.stringify(root)});
+        const sb = new Sandbox({ isolation: '${isolation}', timeoutMs: 400 });
+        const out = [];
+        sb.execute("return await callTool('never')", { callTool: () => new Promise(() => {}) }).then((r) => {
+          out.push(r.status);
+          sb.execute('return 3').then((r) => { out.push(r.result); console.log(JSON.stringify(out)); });
+        });
+        Promise.all([1, 2].map((n) => sb.execute('return ' + n))).then((rs) => out.push(...rs.map((r) => r.result)));
+      `
+      const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 })
+      expect(child.stderr).toBe('')
+      expect(child.status).toBe(0)
+      expect(JSON.parse(child.stdout)).toEqual([1, 2, 'timeout', 3])
+    })
+  }
 })

@@ -279,6 +279,37 @@ describe('globals', () => {
     expect(events[1]).toMatchObject({ type: 'tool_call_end', status: 'error', error: { code: 'E_NOPE', message: 'nope' } })
   })
 
+  for (const isolation of ['thread', 'process'] as const) {
+    it(`many executions at once: each one's events arrive in order, all before its result (${isolation})`, async () => {
+      const many = sandbox({ isolation, poolSize: 2, preset: 'balanced' })
+      const seen = new Map<string, string[]>()
+      const runs = Array.from({ length: 60 }, (_, i) =>
+        many
+          .execute(
+            "for (let k = 0; k < 4; k++) { mcpNotify('k', { k }); await callTool('t', { i: input.i, k }) } mcpLog('info', 'end'); return input.i",
+            {
+              callTool: (_name, args) => (i % 2 ? Promise.resolve(args) : args),
+              onEvent: (e) => {
+                const list = seen.get(e.executionId) ?? []
+                list.push(e.type === 'notify' ? `n${(e.payload as { k: number }).k}` : e.type)
+                seen.set(e.executionId, list)
+              },
+            },
+            { input: { i } },
+          )
+          .then((r) => ({ r, eventsAtResult: [...(seen.get(r.stats.executionId) ?? [])] })),
+      )
+      const expected = [0, 1, 2, 3].flatMap((k) => [`n${k}`, 'tool_call_start', 'tool_call_end']).concat('log')
+      for (const [i, { r, eventsAtResult }] of (await Promise.all(runs)).entries()) {
+        expect(r).toMatchObject({ status: 'ok', result: i })
+        expect(eventsAtResult).toEqual(expected)
+      }
+      // Without onEvent nothing is delivered, and results are the same.
+      const quiet = await Promise.all(Array.from({ length: 20 }, (_, i) => many.execute("mcpLog('info', 'x'); return await callTool('t', input)", echoHost, { input: { i } })))
+      expect(quiet.map((r) => r.status === 'ok' && (r.result as { input: { i: number } }).input.i)).toEqual(Array.from({ length: 20 }, (_, i) => i))
+    })
+  }
+
   it('a throwing onEvent does not break the execution', async () => {
     const r = await sb.execute("mcpNotify('x', {}); return 1", {
       onEvent: () => {

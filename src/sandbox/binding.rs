@@ -1,13 +1,16 @@
 //! The sandbox's JavaScript surface: `class Sandbox` (`api.md` §2), and `NapiHost`, the bridge's
 //! host side on Node's main thread.
 //!
-//! Each execution gets one threadsafe function over a small JS dispatcher (`host.js`): every
-//! message for the host — calls, events, the result — goes through it, so the host sees them in
-//! the order they were sent and the result after every event. The threadsafe function is released
-//! the moment the result is sent, so an idle sandbox keeps nothing alive in Node's event loop.
+//! Every message for the host — calls, events, results — goes into one queue per sandbox, in the
+//! order it was sent, and one threadsafe function over a small JS router (`host.js`) drains it:
+//! one wake-up of Node's thread takes everything queued since the last, so many executions' calls
+//! cost one hop, and the host sees each execution's messages in order, its result last. The
+//! threadsafe function exists only while the sandbox has live executions (made when the first
+//! starts, released when the last result is delivered), so an idle sandbox keeps nothing alive in
+//! Node's event loop and leaves no handle behind.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -193,30 +196,94 @@ impl Replies {
   }
 }
 
-/// One message for the JS dispatcher: `dispatch(kind, payload, token)`.
+/// One message for the JS router: execution `key`'s `dispatch(kind, payload, token)`.
 struct HostMsg {
+  key: f64,
   kind: &'static str,
   payload: String,
   token: f64,
 }
 
-/// `createDispatcher(host, signal, abort)` from host.js.
-type DispatcherFactory<'env> =
-  Function<'env, FnArgs<(Unknown<'env>, Unknown<'env>, Function<'env, (), ()>)>, Unknown<'env>>;
+/// What one wake-up hands `route(keys, kinds, payloads, tokens)` in host.js.
+type Batch = FnArgs<(Vec<f64>, Vec<&'static str>, Vec<String>, Vec<f64>)>;
 
-type Dispatch = ThreadsafeFunction<HostMsg, (), FnArgs<(&'static str, String, f64)>, napi::Status, false>;
+/// `register(key, host, signal, abort)` from host.js: the execution's promise.
+type Register<'env> =
+  Function<'env, FnArgs<(f64, Unknown<'env>, Unknown<'env>, Function<'env, (), ()>)>, Unknown<'env>>;
 
+/// The threadsafe function over host.js's `route`, alive (and keeping Node alive) only while the
+/// sandbox has live executions.
+type Wake = ThreadsafeFunction<(), (), Batch, napi::Status, false>;
+
+/// The queue from every execution of one sandbox to Node's thread.
+struct ToNode {
+  queue: Mutex<Vec<HostMsg>>,
+  /// A wake-up of Node's thread is on its way: later messages ride along with it.
+  scheduled: AtomicBool,
+  /// Executions started and not yet delivered. Changed only on Node's thread.
+  live: AtomicUsize,
+  /// Made when the first execution of a busy period starts, released when the last result is
+  /// delivered: an idle sandbox holds no handle in Node's event loop.
+  wake: Mutex<Option<Wake>>,
+}
+
+impl ToNode {
+  /// Queues a message; false when Node's thread can no longer be reached.
+  fn send(&self, msg: HostMsg) -> bool {
+    lock(&self.queue).push(msg);
+    if self.scheduled.swap(true, Ordering::AcqRel) {
+      return true;
+    }
+    let sent = lock(&self.wake)
+      .as_ref()
+      .is_some_and(|w| w.call((), ThreadsafeFunctionCallMode::NonBlocking) == napi::Status::Ok);
+    if !sent {
+      self.scheduled.store(false, Ordering::Release);
+    }
+    sent
+  }
+
+  /// On Node's thread: takes everything queued. A message queued while the batch runs schedules
+  /// the next wake-up.
+  fn drain(&self) -> Batch {
+    self.scheduled.store(false, Ordering::Release);
+    let batch = std::mem::take(&mut *lock(&self.queue));
+    let n = batch.len();
+    let (mut keys, mut kinds, mut payloads, mut tokens) =
+      (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut delivered = 0;
+    for msg in batch {
+      if msg.kind == "complete" {
+        delivered += 1;
+      }
+      keys.push(msg.key);
+      kinds.push(msg.kind);
+      payloads.push(msg.payload);
+      tokens.push(msg.token);
+    }
+    if delivered > 0 && self.live.fetch_sub(delivered, Ordering::AcqRel) == delivered {
+      // The last live execution's result is in this batch: nothing else will be sent until the
+      // next execution starts (and makes a new one).
+      drop(lock(&self.wake).take());
+    }
+    FnArgs::from((keys, kinds, payloads, tokens))
+  }
+}
+
+/// The host of one execution, as Node's thread serves it.
 struct NapiHost {
-  dispatch: Mutex<Option<Dispatch>>,
+  key: f64,
+  to_node: Arc<ToNode>,
+  /// The result was sent: nothing more goes to the host.
+  done: AtomicBool,
+  /// The host has `onEvent`.
+  events: bool,
   replies: Arc<Replies>,
 }
 
 impl NapiHost {
-  fn send(&self, msg: HostMsg) -> bool {
-    match lock(&self.dispatch).as_ref() {
-      Some(tsfn) => tsfn.call(msg, ThreadsafeFunctionCallMode::NonBlocking) == napi::Status::Ok,
-      None => false,
-    }
+  fn send(&self, kind: &'static str, payload: String, token: f64) -> bool {
+    !self.done.load(Ordering::Acquire) && self.to_node.send(HostMsg { key: self.key, kind, payload, token })
   }
 }
 
@@ -236,7 +303,7 @@ impl Host for NapiHost {
     w.key("callId").string(&call.call_id);
     w.key("executionId").string(&call.execution_id);
     w.end_object();
-    if !self.send(HostMsg { kind, payload: w.finish(), token: token as f64 }) {
+    if !self.send(kind, w.finish(), token as f64) {
       if let Some(Waiting::Call(reply)) = self.replies.take(token) {
         reply.send(CallResult::Err(HostFailure { message: "The host is gone".into(), ..Default::default() }));
       }
@@ -244,13 +311,15 @@ impl Host for NapiHost {
   }
 
   fn event(&self, event: Event) {
-    self.send(HostMsg { kind: "event", payload: event_json(&event), token: 0.0 });
+    if self.events {
+      self.send("event", event_json(&event), 0.0);
+    }
   }
 
   fn get_tool(&self, name: &str, timeout: Duration) -> Option<String> {
     let (tx, rx) = sync_channel(1);
     let token = self.replies.park(Waiting::GetTool(tx));
-    if !self.send(HostMsg { kind: "getTool", payload: name.to_string(), token: token as f64 }) {
+    if !self.send("getTool", name.to_string(), token as f64) {
       self.replies.take(token);
       return None;
     }
@@ -260,13 +329,10 @@ impl Host for NapiHost {
   }
 
   fn complete(&self, completed: Completed) {
-    let tsfn = lock(&self.dispatch).take();
-    if let Some(tsfn) = tsfn {
-      tsfn.call(
-        HostMsg { kind: "complete", payload: completed.to_json(), token: 0.0 },
-        ThreadsafeFunctionCallMode::NonBlocking,
-      );
-      // Dropping releases it: once the result is delivered nothing of this execution keeps Node alive.
+    // The last message of this execution: later calls and events are refused (`done`).
+    let payload = completed.to_json();
+    if !self.done.swap(true, Ordering::AcqRel) {
+      self.to_node.send(HostMsg { key: self.key, kind: "complete", payload, token: 0.0 });
     }
   }
 }
@@ -334,7 +400,9 @@ pub struct Sandbox {
   warnings: Arc<Mutex<Warnings>>,
   config: Arc<SandboxConfig>,
   replies: Arc<Replies>,
-  create_dispatcher: ObjectRef<false>,
+  to_node: Arc<ToNode>,
+  /// host.js's `{ register, route, settle }`.
+  host_js: ObjectRef<false>,
   next_id: u64,
   instance: u64,
 }
@@ -377,17 +445,21 @@ impl Sandbox {
         Ok(())
       })?
     };
-    let factory: Function<FnArgs<(Function<(), ()>,)>, Unknown> = env.run_script(HOST_JS)?;
-    let create_dispatcher: Unknown = factory.call(FnArgs::from((reply_fn,)))?;
-    // Keep it referenced from a holder object: references to objects are what ObjectRef keeps.
-    let mut holder = Object::new(env)?;
-    holder.set("createDispatcher", create_dispatcher)?;
+    let factory: Function<FnArgs<(Function<(), ()>,)>, Object> = env.run_script(HOST_JS)?;
+    let host_js: Object = factory.call(FnArgs::from((reply_fn,)))?;
+    let to_node = Arc::new(ToNode {
+      queue: Mutex::new(Vec::new()),
+      scheduled: AtomicBool::new(false),
+      live: AtomicUsize::new(0),
+      wake: Mutex::new(None),
+    });
     Ok(Self {
       pool: Some(pool),
       warnings,
       config,
       replies,
-      create_dispatcher: holder.create_ref()?,
+      to_node,
+      host_js: host_js.create_ref()?,
       next_id: 0,
       instance: INSTANCES.fetch_add(1, Ordering::Relaxed) + 1,
     })
@@ -396,10 +468,8 @@ impl Sandbox {
   /// host.js's `settle(fn, self, args, done)`: runs a host function and reports its outcome once,
   /// as JSON (the engine's `invoke` calls the host through it).
   pub(crate) fn settle<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
-    let holder = self.create_dispatcher.get_value(env)?;
-    let create: Object =
-      holder.get("createDispatcher")?.ok_or_else(|| napi::Error::from_reason("dispatcher factory missing"))?;
-    create.get("settle")?.ok_or_else(|| napi::Error::from_reason("settle missing"))
+    let host_js = self.host_js.get_value(env)?;
+    host_js.get("settle")?.ok_or_else(|| napi::Error::from_reason("settle missing"))
   }
 
   pub(crate) fn config(&self) -> &SandboxConfig {
@@ -441,7 +511,7 @@ impl Sandbox {
     let id = format!("exec-{}-{}", self.instance, self.next_id);
     let pool = self.pool.as_ref().filter(|p| !p.is_disposed());
 
-    // The per-execution dispatcher (and the promise the caller gets) from host.js.
+    // The execution's dispatcher in host.js (and the promise the caller gets).
     let shared_slot: Arc<Mutex<Option<Arc<Shared>>>> = Arc::new(Mutex::new(None));
     let abort_fn = {
       let slot = shared_slot.clone();
@@ -453,9 +523,9 @@ impl Sandbox {
         Ok(())
       })?
     };
-    let holder = self.create_dispatcher.get_value(env)?;
-    let create: DispatcherFactory =
-      holder.get("createDispatcher")?.ok_or_else(|| napi::Error::from_reason("dispatcher factory missing"))?;
+    let host_js = self.host_js.get_value(env)?;
+    let register: Register =
+      host_js.get("register")?.ok_or_else(|| napi::Error::from_reason("host.js has no register"))?;
     let host_value: Unknown = match &host_object {
       Some(h) => h.to_unknown(),
       None => Object::new(env)?.to_unknown(),
@@ -464,16 +534,35 @@ impl Sandbox {
       Some(s) => s.to_unknown(),
       None => ().into_unknown(env)?,
     };
-    let pair: Object = create.call(FnArgs::from((host_value, signal_value, abort_fn)))?.coerce_to_object()?;
-    let promise: Unknown = pair.get_element(0)?;
-    let dispatch: Function<FnArgs<(&'static str, String, f64)>, ()> = pair.get_element(1)?;
-    let tsfn: Dispatch = dispatch.build_threadsafe_function::<HostMsg>().build_callback(
-      |ctx: napi::threadsafe_function::ThreadsafeCallContext<HostMsg>| {
-        Ok(FnArgs::from((ctx.value.kind, ctx.value.payload, ctx.value.token)))
-      },
-    )?;
-    let napi_host: Arc<dyn Host> =
-      Arc::new(NapiHost { dispatch: Mutex::new(Some(tsfn)), replies: self.replies.clone() });
+    let key = self.next_id as f64;
+    let promise = register.call(FnArgs::from((key, host_value, signal_value, abort_fn)))?;
+    if self.to_node.live.fetch_add(1, Ordering::AcqRel) == 0 {
+      let route: Function<Batch, ()> =
+        host_js.get("route")?.ok_or_else(|| napi::Error::from_reason("host.js has no route"))?;
+      let to_node = Arc::downgrade(&self.to_node);
+      let wake: napi::Result<Wake> = route.build_threadsafe_function::<()>().build_callback(
+        move |_ctx: napi::threadsafe_function::ThreadsafeCallContext<()>| {
+          Ok(match to_node.upgrade() {
+            Some(to_node) => to_node.drain(),
+            None => FnArgs::from((Vec::new(), Vec::new(), Vec::new(), Vec::new())),
+          })
+        },
+      );
+      match wake {
+        Ok(wake) => *lock(&self.to_node.wake) = Some(wake),
+        Err(e) => {
+          self.to_node.live.fetch_sub(1, Ordering::AcqRel);
+          return Err(e);
+        }
+      }
+    }
+    let napi_host: Arc<dyn Host> = Arc::new(NapiHost {
+      key,
+      to_node: self.to_node.clone(),
+      done: AtomicBool::new(false),
+      events: exec.events,
+      replies: self.replies.clone(),
+    });
     let napi_host = match wrap {
       Some(wrap) => wrap(napi_host),
       None => napi_host,

@@ -1,9 +1,11 @@
 // The host side of the bridge, on Node's main thread. Compiled once per Sandbox.
 //
-// Rust hands it messages as strings (through one threadsafe function per execution, so their
-// order is kept) and it runs the host's own functions: whatever they return — a value, a promise,
-// a throw, a rejection — comes back to Rust as JSON through `reply(token, errorJson, valueJson)`.
-// It never blocks on the host's promises.
+// Rust hands it messages as strings, in batches: one threadsafe function per sandbox calls
+// `route(keys, kinds, payloads, tokens)` with everything queued since Node's thread last woke, in
+// the order it was sent, and each message goes to its execution's dispatcher (`register`). It runs
+// the host's own functions: whatever they return — a value, a promise, a throw, a rejection —
+// comes back to Rust as JSON through `reply(token, errorJson, valueJson)`. It never blocks on the
+// host's promises.
 (function (reply) {
   'use strict';
   const parse = JSON.parse;
@@ -121,6 +123,30 @@
     return [promise, dispatch];
   }
 
-  createDispatcher.settle = settle;
-  return createDispatcher;
+  // Execution key → its dispatcher, from `register` until its result is delivered.
+  const dispatchers = new Map();
+
+  function register(key, host, signal, abort) {
+    const pair = createDispatcher(host, signal, abort);
+    dispatchers.set(key, pair[1]);
+    return pair[0];
+  }
+
+  function route(keys, kinds, payloads, tokens) {
+    const n = keys.length;
+    for (let i = 0; i < n; i++) {
+      const key = keys[i];
+      const dispatch = dispatchers.get(key);
+      if (dispatch === undefined) continue;
+      const kind = kinds[i];
+      if (kind === 'complete') dispatchers.delete(key);
+      try {
+        dispatch(kind, payloads[i], tokens[i]);
+      } catch (_) {
+        // One execution's message never stops the rest of the batch.
+      }
+    }
+  }
+
+  return { register, route, settle };
 });
