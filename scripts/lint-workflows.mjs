@@ -134,8 +134,17 @@ for (const file of files) {
     }
   }
 }
+// A workflow step that runs `npm run lint` also runs the npm scripts `lint` calls.
+const expanded = new Set(workflowCommands)
+for (const command of expanded) {
+  const script = command.startsWith('npm run ') ? scripts[command.slice('npm run '.length)] : command === 'npm test' ? scripts.test : undefined
+  for (const inner of commands(script ?? '')) {
+    const npmCmd = npmCommand(inner)
+    if (npmCmd) expanded.add(npmCmd)
+  }
+}
 for (const command of ciCommands) {
-  if (!workflowCommands.has(command)) at(ciWorkflow ?? dir, 0, `.ci/run calls \`${command}\`, no workflow step does`)
+  if (!expanded.has(command)) at(ciWorkflow ?? dir, 0, `.ci/run calls \`${command}\`, no workflow step does`)
 }
 
 for (const p of problems) console.error(p)
