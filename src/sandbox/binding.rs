@@ -276,8 +276,6 @@ struct NapiHost {
   to_node: Arc<ToNode>,
   /// The result was sent: nothing more goes to the host.
   done: AtomicBool,
-  /// The host has `onEvent`.
-  events: bool,
   replies: Arc<Replies>,
 }
 
@@ -311,9 +309,8 @@ impl Host for NapiHost {
   }
 
   fn event(&self, event: Event) {
-    if self.events {
-      self.send("event", event_json(&event), 0.0);
-    }
+    // Only executions whose host has `onEvent` produce events (`ExecuteConfig::events`).
+    self.send("event", event_json(&event), 0.0);
   }
 
   fn get_tool(&self, name: &str, timeout: Duration) -> Option<String> {
@@ -560,7 +557,6 @@ impl Sandbox {
       key,
       to_node: self.to_node.clone(),
       done: AtomicBool::new(false),
-      events: exec.events,
       replies: self.replies.clone(),
     });
     let napi_host = match wrap {
