@@ -26,8 +26,9 @@ use super::bridge::{CallResult, CallTarget, Event, Host, HostCall, HostFailure, 
 use super::config::{ExecuteConfig, Isolation, SandboxConfig};
 use super::json::JsonWriter;
 use super::outcome::{Completed, Outcome};
-use super::runner::{Runner, Warnings};
+use super::runner::Runner;
 use super::shared::{lock, Shared};
+use super::warnings::Warnings;
 use crate::common::{args, ErrorCode, Preset};
 use crate::validator::{policy::PolicyOverrides, Language};
 
@@ -576,10 +577,7 @@ impl Sandbox {
       }
       Some(_) if aborted_already => {
         shared.request_stop(super::shared::Stop::Aborted);
-        shared.complete_from_outside(Outcome::sandbox(
-          ErrorCode::ExecutionAborted,
-          "Execution was aborted by its AbortSignal",
-        ));
+        shared.report_stop();
       }
       Some(pool) => {
         if exec.events {

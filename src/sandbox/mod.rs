@@ -9,9 +9,10 @@
 //! | `pool`        | worker threads, queue limits, the watchdog that owns deadlines          |
 //! | `process/`    | worker processes: pipe protocol, worker main, seccomp, the process pool  |
 //! | `runner`      | the pool of a sandbox: threads or processes, chosen by `isolation`      |
-//! | `shared`      | the once-only completion an execution's parties share                   |
+//! | `shared`      | the once-only completion and the stop → result mapping parties share    |
 //! | `timers`      | the timer heap of the watchdog and the process supervisor               |
 //! | `outcome`     | the six result shapes and their JSON                                    |
+//! | `warnings`    | a sandbox's warnings, kept and each sent once as a `log` event          |
 //! | `binding`     | the `Sandbox` class for JavaScript, and the host adapter on Node's thread |
 //!
 //! The sandbox never decides what a script may say: the validator layer does, first, with the
@@ -28,6 +29,7 @@ pub mod process;
 pub mod runner;
 pub mod shared;
 pub mod timers;
+pub mod warnings;
 
 #[cfg(test)]
 mod tests;

@@ -52,6 +52,11 @@ impl Outcome {
     }
   }
 
+  /// `TIMEOUT` after `timeout` (`timeoutMs`).
+  pub fn timed_out(timeout: std::time::Duration) -> Self {
+    Self::Timeout { timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX) }
+  }
+
   pub fn status(&self) -> &'static str {
     match self {
       Self::Ok { .. } => "ok",

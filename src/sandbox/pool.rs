@@ -175,10 +175,7 @@ impl Pool {
     }
     for shared in inner.watchdog.drain() {
       if shared.request_stop(Stop::Disposed) {
-        shared.complete_from_outside(Outcome::sandbox(
-          ErrorCode::PoolDisposed,
-          "The sandbox was disposed before this execution finished",
-        ));
+        shared.report_stop();
       }
     }
     let mut threads = Vec::new();
@@ -332,18 +329,26 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
         pool.queued.fetch_sub(1, Ordering::AcqRel);
         spare_failed = false;
         let shared = job.shared.clone();
-        if shared.stop() != Stop::Running || shared.is_completed() || !shared.mark_started() {
+        if shared.stop() != Stop::Running || shared.is_completed() {
           release_load(&me);
           continue;
         }
+        let deadline = match shared.mark_started() {
+          Some(deadline) => deadline,
+          None => {
+            release_load(&me);
+            continue;
+          }
+        };
         shared.host.started();
-        let deadline = Instant::now() + job.exec.timeout;
         pool.watchdog.add(deadline, Timer::Deadline, shared.clone());
         next_key += 1;
         let key = next_key;
-        *lock(&shared.link) = Some((sink.0.clone(), key));
+        let worker = sink.0.clone();
+        *lock(&shared.link) = Some(Box::new(move || worker.send(WorkerMsg::Stop { key }).is_ok()));
         busy(deadline);
-        let started = catch_unwind(AssertUnwindSafe(|| Execution::start(&mut engine, *job, key, sink.clone())));
+        let started =
+          catch_unwind(AssertUnwindSafe(|| Execution::start(&mut engine, *job, deadline, key, sink.clone())));
         match started {
           Ok(Ok((execution, Step::Parked))) => {
             executions.insert(key, (execution, shared));
@@ -433,10 +438,9 @@ fn crashed_completed() -> super::outcome::Completed {
 
 /// Asks the execution's worker to stop it now; if it cannot report in time, the watchdog will.
 fn stop_execution(inner: &Arc<Inner>, shared: &Arc<Shared>) {
-  let link = lock(&shared.link).clone();
-  match link {
-    Some((sender, key)) => {
-      let _ = sender.send(WorkerMsg::Stop { key });
+  let asked = lock(&shared.link).as_ref().map(|ask| ask());
+  match asked {
+    Some(_) => {
       if !inner.in_worker_process {
         inner.watchdog.add(Instant::now() + REPORT_GRACE, Timer::Report, shared.clone());
       }

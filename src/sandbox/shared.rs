@@ -2,7 +2,7 @@
 //! the reason to stop. Whoever completes first wins; later completions are dropped.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::bridge::Host;
@@ -24,17 +24,41 @@ pub enum Stop {
   QueueTimeout = 4,
 }
 
+impl Stop {
+  /// The result a reason to stop stands for — the one place that maps one to the other. `None`
+  /// while running (a running execution past its deadline is a timeout: the caller knows when).
+  pub fn outcome(self, timeout: Duration) -> Option<Outcome> {
+    match self {
+      Stop::Running => None,
+      Stop::Timeout => Some(Outcome::timed_out(timeout)),
+      Stop::Aborted => Some(Outcome::sandbox(ErrorCode::ExecutionAborted, "Execution was aborted by its AbortSignal")),
+      Stop::Disposed => {
+        Some(Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox was disposed before this execution finished"))
+      }
+      Stop::QueueTimeout => {
+        Some(Outcome::sandbox(ErrorCode::QueueTimeout, "Execution waited too long in the queue (queueTimeoutMs)"))
+      }
+    }
+  }
+}
+
+/// Asks the worker that runs an execution to stop it (returns false if that worker is gone).
+pub(crate) type StopLink = Box<dyn Fn() -> bool + Send + Sync>;
+
 pub struct Shared {
   pub id: String,
   pub host: Arc<dyn Host>,
+  /// The execution's time limit (`timeoutMs`), counted from its start.
   pub timeout: Duration,
   pub submitted: Instant,
+  /// Start + `timeout`, set once when a worker starts the execution.
+  deadline: OnceLock<Instant>,
   completed: AtomicBool,
   stop: AtomicU8,
   started: AtomicBool,
   tool_calls: AtomicU64,
   /// The worker and key that run this execution, once started: where stop requests go.
-  pub(crate) link: Mutex<Option<(std::sync::mpsc::Sender<super::pool::WorkerMsg>, u64)>>,
+  pub(crate) link: Mutex<Option<StopLink>>,
 }
 
 impl Shared {
@@ -44,6 +68,7 @@ impl Shared {
       host,
       timeout,
       submitted: Instant::now(),
+      deadline: OnceLock::new(),
       completed: AtomicBool::new(false),
       stop: AtomicU8::new(Stop::Running as u8),
       started: AtomicBool::new(false),
@@ -71,8 +96,14 @@ impl Shared {
     self.completed.load(Ordering::Acquire)
   }
 
-  pub fn mark_started(&self) -> bool {
-    !self.started.swap(true, Ordering::AcqRel)
+  /// Marks the execution started, once: returns its deadline (now + `timeout`), the one every
+  /// clock of this execution uses, or `None` if it had started already.
+  pub fn mark_started(&self) -> Option<Instant> {
+    if self.started.swap(true, Ordering::AcqRel) {
+      return None;
+    }
+    let deadline = Instant::now().checked_add(self.timeout).unwrap_or_else(far_future);
+    Some(*self.deadline.get_or_init(|| deadline))
   }
 
   pub fn is_started(&self) -> bool {
@@ -107,16 +138,12 @@ impl Shared {
   /// Completes from outside with the outcome its stop reason stands for (`TIMEOUT`,
   /// `EXECUTION_ABORTED`, `POOL_DISPOSED`, `QUEUE_TIMEOUT`).
   pub fn report_stop(&self) {
-    let outcome = match self.stop() {
-      Stop::Timeout | Stop::Running => Outcome::Timeout { timeout_ms: self.timeout.as_millis() as u64 },
-      Stop::Aborted => Outcome::sandbox(ErrorCode::ExecutionAborted, "Execution was aborted by its AbortSignal"),
-      Stop::Disposed => {
-        Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox was disposed before this execution finished")
-      }
-      Stop::QueueTimeout => {
-        Outcome::sandbox(ErrorCode::QueueTimeout, "Execution waited too long in the queue (queueTimeoutMs)")
-      }
-    };
+    let outcome = self.stop().outcome(self.timeout).unwrap_or_else(|| Outcome::timed_out(self.timeout));
     self.complete_from_outside(outcome);
   }
+}
+
+/// A deadline for a timeout too long to add to now: in practice never.
+fn far_future() -> Instant {
+  Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600)
 }

@@ -15,7 +15,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rquickjs::context::intrinsic;
 use rquickjs::function::Opt;
 use rquickjs::promise::PromiseState;
 use rquickjs::{qjs, Ctx, Exception, Function, Object, Persistent, Promise, Value};
@@ -23,7 +22,7 @@ use rquickjs::{qjs, Ctx, Exception, Function, Object, Persistent, Promise, Value
 use super::compile::{self, CompileError};
 use super::errors;
 use super::serialize::{self, SerializeError};
-use super::spare::Spare;
+use super::spare::{Slot, Spare};
 use super::strings::js_string_lossy;
 use super::Engine;
 use crate::common::ErrorCode;
@@ -32,19 +31,6 @@ use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
 use crate::sandbox::outcome::{Completed, ErrorSource, Outcome, Stats};
 use crate::sandbox::shared::{Shared, Stop};
 use crate::validator::{self, Location, PrepareOptions, Rejection, SourceMapping};
-
-/// The intrinsics scripts get: everything but `Eval`, so no string can become code.
-pub(crate) type ScriptIntrinsics = (
-  intrinsic::Date,
-  intrinsic::RegExpCompiler,
-  intrinsic::RegExp,
-  intrinsic::Json,
-  intrinsic::Proxy,
-  intrinsic::MapSet,
-  intrinsic::TypedArrays,
-  intrinsic::Promise,
-  intrinsic::WeakRef,
-);
 
 /// Headroom added to the memory limit while a result or error is being read out, so that an
 /// execution that ran out of memory can still be reported.
@@ -109,7 +95,7 @@ pub struct Execution {
   // Field order is drop order: JS handles first; the spare holds the context and the runtime.
   state: Rc<RefCell<State>>,
   promise: Option<Persistent<Promise<'static>>>,
-  spare: Spare,
+  spare: Spare<State>,
   mapping: SourceMapping,
   started: Instant,
   memory_limit: usize,
@@ -134,10 +120,12 @@ pub struct Job {
 }
 
 impl Execution {
-  /// Validates, prepares and starts a script; it either finishes at once or parks.
+  /// Validates, prepares and starts a script; it either finishes at once or parks. `deadline` is
+  /// the one `Shared::mark_started` set.
   pub fn start<S: ReplySink>(
     engine: &mut Engine,
     job: Job,
+    deadline: Instant,
     key: u64,
     sink: S,
   ) -> Result<(Execution, Step), Box<Completed>> {
@@ -177,7 +165,6 @@ impl Execution {
       })
     })?;
     let memory_limit = usize::try_from(sandbox.memory_limit_bytes).unwrap_or(usize::MAX);
-    let deadline = started + exec.timeout;
     let iteration_exceeded = Rc::new(Cell::new(false));
     {
       let shared = shared.clone();
@@ -293,19 +280,8 @@ impl Execution {
   fn stop_outcome(&self) -> Option<Outcome> {
     let state = self.state.borrow();
     match state.shared.stop() {
-      Stop::Running => {
-        if Instant::now() >= state.deadline {
-          Some(Outcome::Timeout { timeout_ms: state.exec.timeout.as_millis() as u64 })
-        } else {
-          None
-        }
-      }
-      Stop::Timeout => Some(Outcome::Timeout { timeout_ms: state.exec.timeout.as_millis() as u64 }),
-      Stop::Aborted => Some(Outcome::sandbox(ErrorCode::ExecutionAborted, "Execution was aborted by its AbortSignal")),
-      Stop::Disposed => {
-        Some(Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox was disposed while this execution was running"))
-      }
-      Stop::QueueTimeout => Some(Outcome::sandbox(ErrorCode::QueueTimeout, "Execution waited too long in the queue")),
+      Stop::Running if Instant::now() >= state.deadline => Some(Outcome::timed_out(state.shared.timeout)),
+      stop => stop.outcome(state.shared.timeout),
     }
   }
 
@@ -499,8 +475,7 @@ impl Execution {
       return Some(Outcome::sandbox(ErrorCode::StackOverflow, "Script exceeded the stack limit (maxStackBytes)"));
     }
     if name.as_deref() == Some("InternalError") && message == "interrupted" {
-      let timeout_ms = self.state.borrow().exec.timeout.as_millis() as u64;
-      return Some(Outcome::Timeout { timeout_ms });
+      return Some(Outcome::timed_out(self.state.borrow().shared.timeout));
     }
     None
   }
@@ -735,9 +710,8 @@ fn lookup_tool(state: &Rc<RefCell<State>>, name: &str) -> Option<String> {
 
 const LOG_PREFIXES: [&str; 5] = ["", "", "[warn] ", "[error] ", "[debug] "];
 
-/// The slot through which a prepared context's native functions reach their execution's state;
-/// empty until the execution starts.
-pub(crate) type StateSlot = Rc<RefCell<Option<Rc<RefCell<State>>>>>;
+/// The slot through which a prepared context's native functions reach their execution's state.
+pub(crate) type StateSlot = Slot<State>;
 
 fn with_state<'js, R>(
   ctx: &Ctx<'js>,

@@ -20,6 +20,7 @@ pub mod strings;
 
 use rquickjs::{Context, Runtime};
 
+use execution::{native_primitives, State};
 pub use execution::{Execution, Job, ReplySink, Step};
 use spare::Spare;
 
@@ -38,7 +39,7 @@ pub struct Engine {
   pub prelude: Vec<u8>,
   compiled: u32,
   /// The next execution's context, prepared while the worker was idle.
-  spare: Option<Spare>,
+  spare: Option<Spare<State>>,
 }
 
 impl Engine {
@@ -54,7 +55,7 @@ impl Engine {
   /// Prepares the next execution's context now, if none is waiting.
   pub fn prepare_spare(&mut self, sandbox: &SandboxConfig) {
     if self.spare.is_none() {
-      self.spare = Spare::new(&self.prelude, sandbox).ok();
+      self.spare = Spare::new(&self.prelude, sandbox, native_primitives).ok();
     }
   }
 
@@ -63,10 +64,10 @@ impl Engine {
   }
 
   /// The prepared context, or a new one.
-  pub fn take_spare(&mut self, sandbox: &SandboxConfig) -> Result<Spare, String> {
+  pub(crate) fn take_spare(&mut self, sandbox: &SandboxConfig) -> Result<Spare<State>, String> {
     match self.spare.take() {
       Some(spare) => Ok(spare),
-      None => Spare::new(&self.prelude, sandbox),
+      None => Spare::new(&self.prelude, sandbox, native_primitives),
     }
   }
 

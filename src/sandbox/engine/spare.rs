@@ -6,24 +6,44 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rquickjs::{Context, Function, Object, Persistent, Runtime};
+use rquickjs::context::intrinsic;
+use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime};
 
 use super::compile;
-use super::execution::{native_primitives, ScriptIntrinsics, StateSlot};
 use super::memory::{Budget, LimitedAllocator};
 use crate::sandbox::config::SandboxConfig;
 
-pub struct Spare {
+/// The intrinsics scripts get: everything but `Eval`, so no string can become code.
+pub(crate) type ScriptIntrinsics = (
+  intrinsic::Date,
+  intrinsic::RegExpCompiler,
+  intrinsic::RegExp,
+  intrinsic::Json,
+  intrinsic::Proxy,
+  intrinsic::MapSet,
+  intrinsic::TypedArrays,
+  intrinsic::Promise,
+  intrinsic::WeakRef,
+);
+
+/// Where a prepared context's native functions find the state of the execution it serves; empty
+/// until that execution starts.
+pub(crate) type Slot<S> = Rc<RefCell<Option<Rc<RefCell<S>>>>>;
+
+/// Builds the native primitives the prelude stands on, reaching their execution through the slot.
+pub(crate) type Natives<S> = for<'js> fn(&Ctx<'js>, &Slot<S>) -> rquickjs::Result<Object<'js>>;
+
+pub struct Spare<S> {
   // Field order is drop order: JS handles, then the context, then the runtime.
   pub(crate) configure: Option<Persistent<Function<'static>>>,
   pub(crate) is_tool_error: Option<Persistent<Function<'static>>>,
-  pub(crate) slot: StateSlot,
+  pub(crate) slot: Slot<S>,
   pub(crate) context: Context,
   pub(crate) runtime: Runtime,
   pub(crate) budget: Rc<Budget>,
 }
 
-impl Drop for Spare {
+impl<S> Drop for Spare<S> {
   fn drop(&mut self) {
     self.configure = None;
     self.is_tool_error = None;
@@ -31,8 +51,8 @@ impl Drop for Spare {
   }
 }
 
-impl Spare {
-  pub fn new(prelude: &[u8], sandbox: &SandboxConfig) -> Result<Self, String> {
+impl<S> Spare<S> {
+  pub fn new(prelude: &[u8], sandbox: &SandboxConfig, natives: Natives<S>) -> Result<Self, String> {
     let memory_limit = usize::try_from(sandbox.memory_limit_bytes).unwrap_or(usize::MAX);
     let budget = Budget::new(memory_limit);
     let runtime = Runtime::new_with_alloc(LimitedAllocator::new(budget.clone()))
@@ -40,10 +60,10 @@ impl Spare {
     runtime.set_max_stack_size(usize::try_from(sandbox.max_stack_bytes).unwrap_or(usize::MAX));
     let context =
       Context::custom::<ScriptIntrinsics>(&runtime).map_err(|e| format!("Could not create a QuickJS context: {e}"))?;
-    let slot: StateSlot = Rc::new(RefCell::new(None));
+    let slot: Slot<S> = Rc::new(RefCell::new(None));
     let exports =
       context.with(|ctx| -> rquickjs::Result<(Persistent<Function<'static>>, Persistent<Function<'static>>)> {
-        let native = native_primitives(&ctx, &slot)?;
+        let native = natives(&ctx, &slot)?;
         #[cfg(feature = "test-hooks")]
         crate::sandbox::process::hooks::install(&ctx)?;
         let policy = Object::new(ctx.clone())?;
@@ -68,5 +88,42 @@ impl Spare {
       }
     };
     Ok(Self { configure: Some(configure), is_tool_error: Some(is_tool_error), slot, context, runtime, budget })
+  }
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+  use super::Spare;
+  use crate::sandbox::config::SandboxConfig;
+  use crate::sandbox::engine::execution::native_primitives;
+  use crate::sandbox::engine::Engine;
+
+  /// What one parked execution costs (issue 16's E) is mostly its prepared context: a QuickJS
+  /// runtime with the script intrinsics and the prelude run. This pins that cost, so a change
+  /// that makes every execution heavier shows here (the number is in BENCHMARKS.md).
+  #[test]
+  fn a_prepared_context_stays_small() {
+    let engine = Engine::new().expect("engine");
+    let config = SandboxConfig::default();
+    let spare = Spare::new(&engine.prelude, &config, native_primitives).expect("spare");
+    let heap = spare.budget.used();
+    let usage = spare.runtime.memory_usage();
+    eprintln!(
+      "prepared context: {heap} B of heap in {} allocations; atoms {} ({} B), objects {} ({} B), shapes {} ({} B), \
+       properties {} B, functions {} ({} B bytecode)",
+      usage.malloc_count,
+      usage.atom_count,
+      usage.atom_size,
+      usage.obj_count,
+      usage.obj_size,
+      usage.shape_count,
+      usage.shape_size,
+      usage.prop_size,
+      usage.js_func_count,
+      usage.js_func_code_size,
+    );
+    assert!(heap > 16 << 10, "the budget counts the context's heap ({heap} B)");
+    assert!(heap < 256 << 10, "a prepared context grew to {heap} B");
   }
 }

@@ -31,9 +31,9 @@ use crate::common::ErrorCode;
 use crate::sandbox::bridge::{CallResult, Event, Reply};
 use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
 use crate::sandbox::outcome::{Completed, Outcome, Stats};
-use crate::sandbox::runner::Warnings;
 use crate::sandbox::shared::{lock, Shared, Stop};
 use crate::sandbox::timers::Timers;
+use crate::sandbox::warnings::Warnings;
 
 /// How long after a deadline the host waits for the worker's own report.
 const REPORT_GRACE: Duration = Duration::from_millis(40);
@@ -263,10 +263,7 @@ impl ProcessPool {
     }
     for run in runs {
       if run.shared.request_stop(Stop::Disposed) {
-        run.shared.complete_from_outside(Outcome::sandbox(
-          ErrorCode::PoolDisposed,
-          "The sandbox was disposed before this execution finished",
-        ));
+        run.shared.report_stop();
       }
     }
     for proc in &workers {

@@ -16,7 +16,7 @@ use crate::validator::policy::SelfReference;
 use crate::validator::{Language, Policy};
 
 /// Bumped whenever a frame changes; a worker of another protocol is refused.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 /// The crate version both sides were built from.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// No frame may be larger than this, whatever the limits (a result is at most `maxResultBytes`).
@@ -274,7 +274,8 @@ fn sandbox_config(e: &mut Enc, c: &SandboxConfig) {
   e.bool(p.allow_loops).bool(p.allow_console).strs(&p.disabled_builtins).strs(&p.disabled_globals);
   e.bool(p.forbid_prototype_members).u64(p.max_script_bytes).u32(p.max_nesting_depth).strs(&p.reserved_prefixes);
   e.strs(&p.self_reference.prefixes).strs(&p.self_reference.names);
-  e.u64(c.timeout_ms).u64(c.memory_limit_bytes).u64(c.max_stack_bytes).opt_u64(c.max_iterations);
+  // No `timeout_ms`: the worker never reads it, every execution carries its own timeout.
+  e.u64(c.memory_limit_bytes).u64(c.max_stack_bytes).opt_u64(c.max_iterations);
   e.u64(c.max_tool_calls).u64(c.max_concurrent_calls).u64(c.max_console_bytes).u64(c.max_result_bytes);
   e.u64(c.pool_size as u64).u64(c.max_queue as u64).u64(c.queue_timeout_ms);
 }
@@ -474,7 +475,8 @@ fn read_sandbox_config(d: &mut Dec) -> Result<SandboxConfig, WireError> {
   let usize_of = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
   Ok(SandboxConfig {
     policy,
-    timeout_ms: d.u64()?,
+    // Not sent: every `Execute` carries its own timeout, and the worker reads only that one.
+    timeout_ms: 0,
     memory_limit_bytes: d.u64()?,
     max_stack_bytes: d.u64()?,
     max_iterations: d.opt_u64()?,
