@@ -1,9 +1,6 @@
 //! String `format`s: a value for each known one, and a check of each.
 
 use super::*;
-// ---------------------------------------------------------------------------------------------
-// Formats
-// ---------------------------------------------------------------------------------------------
 
 /// A value of a string `format` (`variant` > 0 gives different ones), `None` for unknown formats.
 pub(super) fn format_value(format: &str, variant: usize) -> Option<String> {

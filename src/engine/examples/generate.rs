@@ -1,9 +1,6 @@
 //! Generating a value that satisfies a JSON Schema (the `Engine` and its budgets).
 
 use super::*;
-// ---------------------------------------------------------------------------------------------
-// Values: generation and validation
-// ---------------------------------------------------------------------------------------------
 
 /// What the validator can say about a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

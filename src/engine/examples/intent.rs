@@ -1,9 +1,6 @@
 //! What a tool does (its intent), its nouns and phrases, read from its name and description.
 
 use super::*;
-// ---------------------------------------------------------------------------------------------
-// Intent, nouns and descriptions
-// ---------------------------------------------------------------------------------------------
 
 /// What a tool does, as far as its name (or description) says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

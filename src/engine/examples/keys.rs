@@ -1,9 +1,6 @@
 //! Property names: which ones mean a limit, a page, a query, an id, a name; the ones worth showing.
 
 use super::*;
-// ---------------------------------------------------------------------------------------------
-// Property names
-// ---------------------------------------------------------------------------------------------
 
 /// A property name lowercased, letters and digits only.
 pub(super) fn norm_key(key: &str) -> String {

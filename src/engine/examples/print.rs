@@ -1,9 +1,6 @@
 //! Printing an example: the AgentScript `code` and its JSON literals, within size limits.
 
 use super::*;
-// ---------------------------------------------------------------------------------------------
-// Printing
-// ---------------------------------------------------------------------------------------------
 
 /// `const <var> = await callTool('<name>', <input>);` [result comment] `return <var>;`, or `None`
 /// when the input cannot be printed or the code would be longer than [`MAX_CODE_BYTES`].

@@ -1,10 +1,10 @@
 //! A small regular-expression engine (ECMAScript syntax, `u` flag, no backreferences or
 //! lookbehind): parse, match under a step budget, and sample a matching string.
 
+use oxc_allocator::Allocator;
+use oxc_regular_expression::{ast, LiteralParser, Options};
+
 use super::*;
-// ---------------------------------------------------------------------------------------------
-// A small regular-expression engine (ECMAScript syntax, `u` flag, no backreferences/lookbehind)
-// ---------------------------------------------------------------------------------------------
 
 /// Patterns longer than this many characters are not read.
 pub(super) const RE_MAX_LEN: usize = 1000;
@@ -34,12 +34,6 @@ pub(super) enum Re {
   Alt(Vec<Re>),
   /// `(node, min, max, greedy)`
   Rep(Box<Re>, u32, Option<u32>, bool),
-}
-
-pub(super) enum Escape {
-  Char(char),
-  Set(Vec<(u32, u32)>, bool),
-  Boundary(bool),
 }
 
 pub(super) const DIGIT: &[(u32, u32)] = &[(0x30, 0x39)];
@@ -75,238 +69,134 @@ pub(super) fn complement(ranges: &[(u32, u32)]) -> Vec<(u32, u32)> {
   out
 }
 
+/// Reads a JSON Schema `pattern` (ECMAScript syntax with the `u` flag) with oxc's parser, and keeps
+/// what the matcher below runs: `None` for backreferences, lookbehinds, `\p{…}`, modifiers, groups
+/// nested deeper than [`RE_MAX_NEST`], and counts above [`RE_MAX_COUNT`] (as a minimum).
 pub(super) fn parse_regex(src: &str) -> Option<Re> {
-  let chars: Vec<char> = src.chars().take(RE_MAX_LEN + 1).collect();
-  if chars.len() > RE_MAX_LEN {
+  if src.chars().nth(RE_MAX_LEN).is_some() {
     return None;
   }
-  let mut parser = ReParser { s: chars, i: 0, depth: 0 };
-  let re = parser.alternation()?;
-  (parser.i == parser.s.len()).then_some(re)
+  if group_depth(src) > RE_MAX_NEST {
+    // oxc's parser recurses once per group: refuse deep nesting before it can use the stack.
+    return None;
+  }
+  let allocator = Allocator::default();
+  let pattern = LiteralParser::new(&allocator, src, Some("u"), Options::default()).parse().ok()?;
+  disjunction(&pattern.body, 0)
 }
 
-pub(super) struct ReParser {
-  pub(super) s: Vec<char>,
-  pub(super) i: usize,
-  pub(super) depth: usize,
-}
-
-impl ReParser {
-  pub(super) fn peek(&self) -> Option<char> {
-    self.s.get(self.i).copied()
-  }
-
-  pub(super) fn eat(&mut self, c: char) -> bool {
-    if self.peek() == Some(c) {
-      self.i += 1;
-      true
-    } else {
-      false
-    }
-  }
-
-  pub(super) fn next(&mut self) -> Option<char> {
-    let c = self.peek()?;
-    self.i += 1;
-    Some(c)
-  }
-
-  pub(super) fn alternation(&mut self) -> Option<Re> {
-    self.depth += 1;
-    if self.depth > RE_MAX_NEST {
-      return None;
-    }
-    let mut alts = vec![self.sequence()?];
-    while self.eat('|') {
-      alts.push(self.sequence()?);
-    }
-    self.depth -= 1;
-    Some(if alts.len() == 1 { alts.pop()? } else { Re::Alt(alts) })
-  }
-
-  pub(super) fn sequence(&mut self) -> Option<Re> {
-    let mut items = Vec::new();
-    while let Some(c) = self.peek() {
-      if c == '|' || c == ')' {
-        break;
-      }
-      let atom = self.atom()?;
-      items.push(self.quantified(atom)?);
-    }
-    Some(match items.len() {
-      0 => Re::Empty,
-      1 => items.pop()?,
-      _ => Re::Cat(items),
-    })
-  }
-
-  pub(super) fn atom(&mut self) -> Option<Re> {
-    Some(match self.next()? {
-      '^' => Re::Start,
-      '$' => Re::End,
-      '.' => Re::Set(LINE_TERMINATORS.to_vec(), true),
-      '(' => {
-        let mut look = None;
-        if self.eat('?') {
-          if self.eat('=') {
-            look = Some(false);
-          } else if self.eat('!') {
-            look = Some(true);
-          } else if self.eat('<') {
-            // A named group; lookbehinds are not read.
-            loop {
-              match self.next()? {
-                '>' => break,
-                c if c.is_alphanumeric() || c == '_' || c == '$' => {}
-                _ => return None,
-              }
-            }
-          } else if !self.eat(':') {
-            return None;
-          }
-        }
-        let inner = self.alternation()?;
-        if !self.eat(')') {
-          return None;
-        }
-        match look {
-          Some(negative) => Re::Look(Box::new(inner), negative),
-          None => inner,
-        }
-      }
-      '[' => self.class()?,
-      '\\' => match self.escape(false)? {
-        Escape::Char(c) => Re::Char(c),
-        Escape::Set(ranges, negated) => Re::Set(ranges, negated),
-        Escape::Boundary(b) => Re::Boundary(b),
-      },
-      '*' | '+' | '?' | '{' | '}' | ']' | ')' => return None,
-      c => Re::Char(c),
-    })
-  }
-
-  pub(super) fn hex(&mut self, n: usize) -> Option<u32> {
-    let mut v = 0u32;
-    for _ in 0..n {
-      v = v * 16 + self.next()?.to_digit(16)?;
-    }
-    Some(v)
-  }
-
-  pub(super) fn escape(&mut self, in_class: bool) -> Option<Escape> {
-    let c = self.next()?;
-    let ch = |c: char| Some(Escape::Char(c));
+/// How deep groups nest in `src` (escapes and character classes skipped).
+fn group_depth(src: &str) -> usize {
+  let (mut depth, mut deepest, mut in_class) = (0usize, 0usize, false);
+  let mut chars = src.chars();
+  while let Some(c) = chars.next() {
     match c {
-      'd' => Some(Escape::Set(DIGIT.to_vec(), false)),
-      'D' => Some(Escape::Set(DIGIT.to_vec(), true)),
-      'w' => Some(Escape::Set(WORD.to_vec(), false)),
-      'W' => Some(Escape::Set(WORD.to_vec(), true)),
-      's' => Some(Escape::Set(SPACE.to_vec(), false)),
-      'S' => Some(Escape::Set(SPACE.to_vec(), true)),
-      'b' if in_class => ch('\u{8}'),
-      'b' => Some(Escape::Boundary(true)),
-      'B' if !in_class => Some(Escape::Boundary(false)),
-      't' => ch('\t'),
-      'n' => ch('\n'),
-      'r' => ch('\r'),
-      'f' => ch('\u{c}'),
-      'v' => ch('\u{b}'),
-      '0' if !self.peek().is_some_and(|d| d.is_ascii_digit()) => ch('\0'),
-      'x' => char::from_u32(self.hex(2)?).map(Escape::Char),
-      'u' => {
-        let code = if self.eat('{') {
-          let mut v = 0u32;
-          let mut n = 0;
-          while !self.eat('}') {
-            v = v.checked_mul(16)?.checked_add(self.next()?.to_digit(16)?)?;
-            n += 1;
-            if n > 6 {
-              return None;
-            }
-          }
-          v
-        } else {
-          self.hex(4)?
-        };
-        char::from_u32(code).map(Escape::Char)
+      '\\' => {
+        chars.next();
       }
-      'c' => {
-        let letter = self.next().filter(char::is_ascii_alphabetic)?;
-        char::from_u32(letter as u32 % 32).map(Escape::Char)
+      '[' if !in_class => in_class = true,
+      ']' if in_class => in_class = false,
+      '(' if !in_class => {
+        depth += 1;
+        deepest = deepest.max(depth);
       }
-      '-' if in_class => ch('-'),
-      c if c.is_ascii_alphanumeric() => None,
-      c if "^$\\.*+?()[]{}|/".contains(c) => ch(c),
-      _ => None,
+      ')' if !in_class => depth = depth.saturating_sub(1),
+      _ => {}
     }
   }
+  deepest
+}
 
-  pub(super) fn class(&mut self) -> Option<Re> {
-    let negated = self.eat('^');
-    let mut ranges: Vec<(u32, u32)> = Vec::new();
-    loop {
-      let c = self.next()?;
-      if c == ']' {
-        break;
-      }
-      let first = if c == '\\' { self.escape(true)? } else { Escape::Char(c) };
-      match first {
-        Escape::Char(lo) => {
-          if self.peek() == Some('-') && self.s.get(self.i + 1).is_some_and(|n| *n != ']') {
-            self.i += 1;
-            let c = self.next()?;
-            let hi = if c == '\\' { self.escape(true)? } else { Escape::Char(c) };
-            match hi {
-              Escape::Char(hi) if hi >= lo => ranges.push((lo as u32, hi as u32)),
-              _ => return None,
-            }
-          } else {
-            ranges.push((lo as u32, lo as u32));
-          }
-        }
-        Escape::Set(set, false) => ranges.extend(set),
-        Escape::Set(set, true) => ranges.extend(complement(&set)),
-        Escape::Boundary(_) => return None,
-      }
-    }
-    Some(Re::Set(ranges, negated))
+fn disjunction(d: &ast::Disjunction, depth: usize) -> Option<Re> {
+  if depth >= RE_MAX_NEST {
+    return None;
   }
+  let mut alts = d.body.iter().map(|a| alternative(a, depth)).collect::<Option<Vec<_>>>()?;
+  Some(if alts.len() == 1 { alts.pop()? } else { Re::Alt(alts) })
+}
 
-  pub(super) fn quantified(&mut self, atom: Re) -> Option<Re> {
-    let (min, max) = match self.peek() {
-      Some('*') => (0, None),
-      Some('+') => (1, None),
-      Some('?') => (0, Some(1)),
-      Some('{') => {
-        let start = self.i;
-        self.i += 1;
-        let number = |p: &mut Self| -> Option<u32> {
-          let mut v: Option<u32> = None;
-          while let Some(d) = p.peek().and_then(|c| c.to_digit(10)) {
-            p.i += 1;
-            v = Some(v.unwrap_or(0).saturating_mul(10).saturating_add(d));
-          }
-          v
-        };
-        let min = number(self)?;
-        let max = if self.eat(',') { number(self) } else { Some(min) };
-        if !self.eat('}') || max.is_some_and(|m| m < min) {
-          self.i = start;
-          return None;
-        }
-        self.i -= 1;
-        (min, max)
+fn alternative(a: &ast::Alternative, depth: usize) -> Option<Re> {
+  let mut items = a.body.iter().map(|t| term(t, depth)).collect::<Option<Vec<_>>>()?;
+  Some(match items.len() {
+    0 => Re::Empty,
+    1 => items.pop()?,
+    _ => Re::Cat(items),
+  })
+}
+
+fn term(t: &ast::Term, depth: usize) -> Option<Re> {
+  use ast::Term as T;
+  Some(match t {
+    T::BoundaryAssertion(b) => match b.kind {
+      ast::BoundaryAssertionKind::Start => Re::Start,
+      ast::BoundaryAssertionKind::End => Re::End,
+      ast::BoundaryAssertionKind::Boundary => Re::Boundary(true),
+      ast::BoundaryAssertionKind::NegativeBoundary => Re::Boundary(false),
+    },
+    T::LookAroundAssertion(l) => match l.kind {
+      ast::LookAroundAssertionKind::Lookahead => Re::Look(Box::new(disjunction(&l.body, depth + 1)?), false),
+      ast::LookAroundAssertionKind::NegativeLookahead => Re::Look(Box::new(disjunction(&l.body, depth + 1)?), true),
+      ast::LookAroundAssertionKind::Lookbehind | ast::LookAroundAssertionKind::NegativeLookbehind => return None,
+    },
+    T::Quantifier(q) => {
+      let atom = term(&q.body, depth)?;
+      let min = u32::try_from(q.min).ok().filter(|m| *m <= RE_MAX_COUNT)?;
+      if matches!(atom, Re::Start | Re::End | Re::Boundary(_) | Re::Look(..)) {
+        return None;
       }
-      _ => return Some(atom),
-    };
-    self.i += 1;
-    if matches!(atom, Re::Start | Re::End | Re::Boundary(_) | Re::Look(..)) || min > RE_MAX_COUNT {
-      return None;
+      let max = q.max.and_then(|m| u32::try_from(m).ok()).filter(|m| *m <= RE_MAX_COUNT);
+      Re::Rep(Box::new(atom), min, max, q.greedy)
     }
-    let max = max.filter(|m| *m <= RE_MAX_COUNT);
-    let greedy = !self.eat('?');
-    Some(Re::Rep(Box::new(atom), min, max, greedy))
+    T::Character(c) => Re::Char(char::from_u32(c.value)?),
+    T::Dot(_) => Re::Set(LINE_TERMINATORS.to_vec(), true),
+    T::CharacterClassEscape(e) => {
+      let (ranges, negated) = class_escape(e.kind);
+      Re::Set(ranges.to_vec(), negated)
+    }
+    T::CharacterClass(c) => class(c)?,
+    T::CapturingGroup(g) => disjunction(&g.body, depth + 1)?,
+    T::IgnoreGroup(g) if g.modifiers.is_none() => disjunction(&g.body, depth + 1)?,
+    T::IgnoreGroup(_) | T::UnicodePropertyEscape(_) | T::IndexedReference(_) | T::NamedReference(_) => return None,
+  })
+}
+
+fn class_escape(kind: ast::CharacterClassEscapeKind) -> (&'static [(u32, u32)], bool) {
+  use ast::CharacterClassEscapeKind as K;
+  match kind {
+    K::D => (DIGIT, false),
+    K::NegativeD => (DIGIT, true),
+    K::S => (SPACE, false),
+    K::NegativeS => (SPACE, true),
+    K::W => (WORD, false),
+    K::NegativeW => (WORD, true),
   }
+}
+
+fn class(c: &ast::CharacterClass) -> Option<Re> {
+  use ast::CharacterClassContents as C;
+  if c.kind != ast::CharacterClassContentsKind::Union {
+    return None;
+  }
+  let mut ranges: Vec<(u32, u32)> = Vec::new();
+  for item in &c.body {
+    match item {
+      C::Character(ch) => {
+        char::from_u32(ch.value)?;
+        ranges.push((ch.value, ch.value));
+      }
+      C::CharacterClassRange(r) => {
+        char::from_u32(r.min.value)?;
+        char::from_u32(r.max.value)?;
+        ranges.push((r.min.value, r.max.value));
+      }
+      C::CharacterClassEscape(e) => match class_escape(e.kind) {
+        (set, false) => ranges.extend_from_slice(set),
+        (set, true) => ranges.extend(complement(set)),
+      },
+      C::UnicodePropertyEscape(_) | C::NestedCharacterClass(_) | C::ClassStringDisjunction(_) => return None,
+    }
+  }
+  Some(Re::Set(ranges, c.negative))
 }
 
 pub(super) fn set_contains(ranges: &[(u32, u32)], negated: bool, c: char) -> bool {

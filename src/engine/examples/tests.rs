@@ -489,6 +489,17 @@ fn regex_engine() {
     assert!(parse_regex(bad).is_none(), "{bad}");
   }
   assert!(parse_regex(&"(".repeat(100)).is_none());
+  // Balanced but deeper than RE_MAX_NEST, up to the length limit: read, then refused, on a small stack.
+  let deep = format!("{}a{}", "(".repeat(499), ")".repeat(499));
+  let refused = std::thread::Builder::new()
+    .stack_size(256 << 10)
+    .spawn(move || parse_regex(&deep).is_none())
+    .unwrap()
+    .join()
+    .unwrap();
+  assert!(refused);
+  assert!(parse_regex(&format!("{}a{}", "(?:".repeat(RE_MAX_NEST - 1), ")".repeat(RE_MAX_NEST - 1))).is_some());
+  assert!(parse_regex(&"a".repeat(RE_MAX_LEN + 1)).is_none());
   let mut s = String::new();
   let mut steps = 100;
   sample(&parse_regex("((((a{0,256}){0,256}){0,256}){0,256})").unwrap(), 256, 0, &mut s, &mut steps);
