@@ -94,9 +94,40 @@ impl std::fmt::Display for ErrorCode {
   }
 }
 
+/// The members of `export type <name> = | 'A' | 'B' …` in `src/types.d.ts`, the hand-written head
+/// of `index.d.ts`: for tests that hold a Rust list and its TypeScript union to each other.
+#[cfg(test)]
+pub(crate) fn typescript_union(name: &str) -> Vec<String> {
+  let source = include_str!("../types.d.ts");
+  let head = format!("export type {name} =");
+  let Some(start) = source.find(&head) else { return Vec::new() };
+  let mut members = Vec::new();
+  for line in source[start + head.len()..].lines() {
+    let line = line.trim();
+    if line.is_empty() {
+      if members.is_empty() {
+        continue;
+      }
+      break;
+    }
+    match line.strip_prefix("| '").and_then(|rest| rest.strip_suffix('\'')) {
+      Some(member) => members.push(member.to_string()),
+      None => break,
+    }
+  }
+  members
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  /// One list, two languages: the TypeScript `ErrorCode` union is exactly `ErrorCode::ALL`, in order.
+  #[test]
+  fn the_typescript_union_lists_every_code() {
+    let rust: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(typescript_union("ErrorCode"), rust);
+  }
 
   #[test]
   fn codes_are_unique_and_screaming_snake_case() {

@@ -4,27 +4,23 @@
 
 use serde_json::{json, Value};
 
-use crate::validator::policy::SelfReference;
+use crate::validator::policy::{SelfReference, META_TOOL_VERBS};
 
 /// The four meta-tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Meta {
-  Search,
-  Describe,
-  Execute,
-  Invoke,
+  Search = 0,
+  Describe = 1,
+  Execute = 2,
+  Invoke = 3,
 }
 
 impl Meta {
   pub const ALL: [Meta; 4] = [Meta::Search, Meta::Describe, Meta::Execute, Meta::Invoke];
 
+  /// `search`, `describe`, `execute`, `invoke`: from the validator's list, which refuses them.
   pub fn verb(self) -> &'static str {
-    match self {
-      Meta::Search => "search",
-      Meta::Describe => "describe",
-      Meta::Execute => "execute",
-      Meta::Invoke => "invoke",
-    }
+    META_TOOL_VERBS[self as usize]
   }
 }
 

@@ -37,10 +37,6 @@ const HOST_JS: &str = include_str!("host.js");
 /// Puts an adapter (the engine's) around the host of one execution.
 pub(crate) type WrapHost = dyn Fn(Arc<dyn Host>) -> Arc<dyn Host>;
 
-/// Globals the sandbox defines itself; host functions may not take their names.
-const SANDBOX_GLOBALS: &[&str] =
-  &["callTool", "getTool", "codecallContext", "input", "console", "mcpLog", "mcpNotify", "__safe_parallel"];
-
 /// Options of `new Sandbox(options)`. Every field defaults to the preset's value (`api.md` §2.1).
 #[napi(object)]
 #[derive(Default)]
@@ -697,7 +693,7 @@ pub(crate) fn read_host<'env>(
           ));
         }
         let root = key.split('.').next().unwrap_or_default();
-        if SANDBOX_GLOBALS.contains(&root) || root.starts_with(crate::common::preset::RESERVED_PREFIX) {
+        if super::engine::GLOBALS.contains(&root) || root.starts_with(crate::common::preset::RESERVED_PREFIX) {
           return Err(args::invalid_arg(
             env,
             format!("host.functions key '{key}' would replace the sandbox's own '{root}'"),

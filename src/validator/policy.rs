@@ -65,6 +65,9 @@ impl Default for SelfReference {
   }
 }
 
+/// The verbs of the four meta-tools, in order: the one list (`engine::meta::Meta` names come from it).
+pub const META_TOOL_VERBS: [&str; 4] = ["search", "describe", "execute", "invoke"];
+
 impl SelfReference {
   /// The names of the four meta-tools for a prefix and separator, and the `codecall:` namespace.
   pub fn for_meta_tools(prefix: &str, separator: &str) -> Self {
@@ -75,7 +78,7 @@ impl SelfReference {
     }
     let mut names: Vec<String> = Vec::new();
     for sep in [":", "_", separator] {
-      for tool in ["search", "describe", "execute", "invoke"] {
+      for tool in META_TOOL_VERBS {
         let name = format!("{prefix}{sep}{tool}");
         if !names.contains(&name) {
           names.push(name);

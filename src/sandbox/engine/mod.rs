@@ -28,6 +28,11 @@ use crate::sandbox::config::SandboxConfig;
 
 const PRELUDE: &str = include_str!("prelude.js");
 
+/// The globals the prelude installs (`install('…')`); host functions may not take their names. A
+/// test holds this list and `prelude.js` to each other.
+pub const GLOBALS: &[&str] =
+  &["callTool", "getTool", "codecallContext", "input", "console", "mcpLog", "mcpNotify", "__safe_parallel"];
+
 /// Compile anything new every this many scripts, then collect the compiler's garbage.
 const GC_EVERY: u32 = 64;
 
@@ -78,5 +83,20 @@ impl Engine {
       self._compiler_runtime.run_gc();
     }
     self.compiler.with(|ctx| compile::compile(&ctx, code, errors::SCRIPT_FILE, compile::Keep::Positions))
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  /// Every global `prelude.js` installs by name is in `GLOBALS`, and nothing else is.
+  #[test]
+  fn globals_are_the_ones_the_prelude_installs() {
+    let mut installed: Vec<&str> =
+      super::PRELUDE.split("install('").skip(1).filter_map(|rest| rest.split('\'').next()).collect();
+    installed.sort_unstable();
+    installed.dedup();
+    let mut listed = super::GLOBALS.to_vec();
+    listed.sort_unstable();
+    assert_eq!(installed, listed);
   }
 }

@@ -52,6 +52,23 @@ pub const KIND_SELF_REFERENCE: &str = "SelfReference";
 pub const KIND_SCRIPT_TOO_LARGE: &str = "ScriptTooLarge";
 pub const KIND_NESTING_TOO_DEEP: &str = "NestingTooDeep";
 
+/// Every violation kind, in the order of the `ViolationKind` union in `src/types.d.ts` (a test
+/// holds the two to each other).
+pub const ALL_KINDS: [&str; 12] = [
+  KIND_ILLEGAL_BUILTIN,
+  KIND_DISALLOWED_GLOBAL,
+  KIND_LOOP,
+  KIND_FORBIDDEN_MEMBER,
+  KIND_DYNAMIC_IMPORT,
+  KIND_IMPORT_META,
+  KIND_MODULE_SYNTAX,
+  KIND_WITH,
+  KIND_RESERVED,
+  KIND_SELF_REFERENCE,
+  KIND_SCRIPT_TOO_LARGE,
+  KIND_NESTING_TOO_DEEP,
+];
+
 /// One broken rule, at a place in the (type-stripped) script.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
@@ -265,5 +282,14 @@ pub(crate) fn is_global_object(expr: &Expression<'_>) -> bool {
       None => false,
     },
     _ => false,
+  }
+}
+
+#[cfg(test)]
+mod kind_tests {
+  /// One list, two languages: the TypeScript `ViolationKind` union is exactly `ALL_KINDS`.
+  #[test]
+  fn the_typescript_union_lists_every_kind() {
+    assert_eq!(crate::common::codes::typescript_union("ViolationKind"), super::ALL_KINDS.to_vec());
   }
 }
