@@ -418,7 +418,7 @@ impl Sandbox {
   pub(crate) fn from_config(env: &Env, config: SandboxConfig) -> napi::Result<Self> {
     let config = Arc::new(config);
     let warnings = Arc::new(Mutex::new(Warnings::default()));
-    let pool = Runner::new(config.clone(), warnings.clone()).map_err(napi::Error::from_reason)?;
+    let pool = Runner::new(config.clone(), warnings.clone()).map_err(|e| napi::Error::from_reason(e.to_string()))?;
     let replies = Arc::new(Replies::default());
     let reply_fn = {
       let replies = replies.clone();

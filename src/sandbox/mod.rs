@@ -8,6 +8,7 @@
 //! | `engine/`     | everything QuickJS: compile, globals, run loop, result serialization    |
 //! | `pool`        | worker threads, queue limits, the watchdog that owns deadlines          |
 //! | `process/`    | worker processes: pipe protocol, worker main, seccomp, the process pool  |
+//! | `error`       | the layer's errors: what could not start, what a worker may not send     |
 //! | `runner`      | the pool of a sandbox: threads or processes, chosen by `isolation`      |
 //! | `shared`      | the once-only completion and the stop → result mapping parties share    |
 //! | `timers`      | the timer heap of the watchdog and the process supervisor               |
@@ -22,6 +23,7 @@ pub mod binding;
 pub mod bridge;
 pub mod config;
 pub mod engine;
+pub mod error;
 pub mod json;
 pub mod outcome;
 pub mod pool;

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use super::bridge::CallResult;
 use super::config::{ExecuteConfig, SandboxConfig};
 use super::engine::{Engine, Execution, Job, ReplySink, Step};
+use super::error::StartError;
 use super::outcome::Outcome;
 use super::shared::{lock, Shared, Stop};
 use super::timers::Timers;
@@ -85,16 +86,16 @@ pub struct Pool {
 }
 
 impl Pool {
-  pub fn new(config: Arc<SandboxConfig>) -> Result<Self, String> {
+  pub fn new(config: Arc<SandboxConfig>) -> Result<Self, StartError> {
     Self::create(config, false)
   }
 
   /// The pool of a worker process (`process/worker.rs`): every thread is started here, none later.
-  pub fn for_worker_process(config: Arc<SandboxConfig>) -> Result<Self, String> {
+  pub fn for_worker_process(config: Arc<SandboxConfig>) -> Result<Self, StartError> {
     Self::create(config, true)
   }
 
-  fn create(config: Arc<SandboxConfig>, in_worker_process: bool) -> Result<Self, String> {
+  fn create(config: Arc<SandboxConfig>, in_worker_process: bool) -> Result<Self, StartError> {
     let inner = Arc::new(Inner {
       config: config.clone(),
       epoch: Instant::now(),
@@ -117,7 +118,7 @@ impl Pool {
         let _ = running.send(());
         watchdog_loop(weak)
       })
-      .map_err(|e| format!("could not start the watchdog thread: {e}"))?;
+      .map_err(|e| StartError::Thread("the watchdog thread", e))?;
     if in_worker_process {
       // A thread makes system calls of its own start-up (rseq, robust list, signal stack, name)
       // after `spawn` returns: the worker installs its seccomp filter only once this one is running.
@@ -236,7 +237,7 @@ fn least_loaded(inner: &Inner) -> Option<Arc<Worker>> {
     .cloned()
 }
 
-fn spawn_worker(inner: &Arc<Inner>) -> Result<Arc<Worker>, String> {
+fn spawn_worker(inner: &Arc<Inner>) -> Result<Arc<Worker>, StartError> {
   let (sender, receiver) = channel();
   let worker = Arc::new(Worker {
     sender: sender.clone(),
@@ -251,7 +252,7 @@ fn spawn_worker(inner: &Arc<Inner>) -> Result<Arc<Worker>, String> {
     .name("codecall-worker".into())
     .stack_size(WORKER_STACK)
     .spawn(move || worker_loop(receiver, sender, me, weak_inner))
-    .map_err(|e| format!("could not start a worker thread: {e}"))?;
+    .map_err(|e| StartError::Thread("a worker thread", e))?;
   *lock(&worker.thread) = Some(thread);
   Ok(worker)
 }
@@ -271,7 +272,7 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
       while let Ok(msg) = receiver.recv() {
         match msg {
           WorkerMsg::Start(job) => {
-            job.shared.complete_from_outside(Outcome::sandbox(ErrorCode::WorkerStartupFailed, message.clone()));
+            job.shared.complete_from_outside(Outcome::sandbox(ErrorCode::WorkerStartupFailed, message.to_string()));
           }
           WorkerMsg::Shutdown => return,
           _ => {}

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::config::{ExecuteConfig, Isolation, SandboxConfig};
+use super::error::StartError;
 use super::pool::{Aborter, Pool};
 #[cfg(unix)]
 use super::process::pool::{ProcessAborter, ProcessPool};
@@ -28,7 +29,7 @@ pub enum RunnerAborter {
 impl Runner {
   /// Starts the pool `config.isolation` asks for. Without a worker executable, process isolation
   /// falls back to threads and says so in `warnings`.
-  pub fn new(config: Arc<SandboxConfig>, warnings: Arc<Mutex<Warnings>>) -> Result<Self, String> {
+  pub fn new(config: Arc<SandboxConfig>, warnings: Arc<Mutex<Warnings>>) -> Result<Self, StartError> {
     match config.isolation {
       Isolation::Thread => Pool::new(config).map(Runner::Thread),
       #[cfg(unix)]

@@ -159,7 +159,7 @@ impl Execution {
 
     let spare = engine.take_spare(&sandbox).map_err(|message| {
       Box::new(Completed {
-        outcome: Outcome::sandbox(ErrorCode::WorkerStartupFailed, message),
+        outcome: Outcome::sandbox(ErrorCode::WorkerStartupFailed, message.to_string()),
         logs: Vec::new(),
         stats: stats(started),
       })

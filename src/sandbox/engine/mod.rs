@@ -25,6 +25,7 @@ pub use execution::{Execution, Job, ReplySink, Step};
 use spare::Spare;
 
 use crate::sandbox::config::SandboxConfig;
+use crate::sandbox::error::StartError;
 
 const PRELUDE: &str = include_str!("prelude.js");
 
@@ -48,12 +49,14 @@ pub struct Engine {
 }
 
 impl Engine {
-  pub fn new() -> Result<Self, String> {
-    let runtime = Runtime::new().map_err(|e| format!("QuickJS runtime: {e}"))?;
-    let compiler = Context::full(&runtime).map_err(|e| format!("QuickJS context: {e}"))?;
-    let prelude = compiler
-      .with(|ctx| compile::compile(&ctx, PRELUDE, "<codecall>", compile::Keep::CodeOnly))
-      .map_err(|e| format!("prelude does not compile: {} ({:?}:{:?})", e.message, e.line, e.column))?;
+  pub fn new() -> Result<Self, StartError> {
+    let runtime = Runtime::new().map_err(|e| StartError::QuickJs { what: "QuickJS runtime", detail: e.to_string() })?;
+    let compiler =
+      Context::full(&runtime).map_err(|e| StartError::QuickJs { what: "QuickJS context", detail: e.to_string() })?;
+    let prelude =
+      compiler.with(|ctx| compile::compile(&ctx, PRELUDE, "<codecall>", compile::Keep::CodeOnly)).map_err(|e| {
+        StartError::Prelude(format!("prelude does not compile: {} ({:?}:{:?})", e.message, e.line, e.column))
+      })?;
     Ok(Self { compiler, _compiler_runtime: runtime, prelude, compiled: 0, spare: None })
   }
 
@@ -69,7 +72,7 @@ impl Engine {
   }
 
   /// The prepared context, or a new one.
-  pub(crate) fn take_spare(&mut self, sandbox: &SandboxConfig) -> Result<Spare<State>, String> {
+  pub(crate) fn take_spare(&mut self, sandbox: &SandboxConfig) -> Result<Spare<State>, StartError> {
     match self.spare.take() {
       Some(spare) => Ok(spare),
       None => Spare::new(&self.prelude, sandbox, native_primitives),

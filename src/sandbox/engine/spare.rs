@@ -12,6 +12,7 @@ use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime};
 use super::compile;
 use super::memory::{Budget, LimitedAllocator};
 use crate::sandbox::config::SandboxConfig;
+use crate::sandbox::error::StartError;
 
 /// The intrinsics scripts get: everything but `Eval`, so no string can become code.
 pub(crate) type ScriptIntrinsics = (
@@ -52,14 +53,14 @@ impl<S> Drop for Spare<S> {
 }
 
 impl<S> Spare<S> {
-  pub fn new(prelude: &[u8], sandbox: &SandboxConfig, natives: Natives<S>) -> Result<Self, String> {
+  pub fn new(prelude: &[u8], sandbox: &SandboxConfig, natives: Natives<S>) -> Result<Self, StartError> {
     let memory_limit = usize::try_from(sandbox.memory_limit_bytes).unwrap_or(usize::MAX);
     let budget = Budget::new(memory_limit);
     let runtime = Runtime::new_with_alloc(LimitedAllocator::new(budget.clone()))
-      .map_err(|e| format!("Could not create a QuickJS runtime: {e}"))?;
+      .map_err(|e| StartError::QuickJs { what: "Could not create a QuickJS runtime", detail: e.to_string() })?;
     runtime.set_max_stack_size(usize::try_from(sandbox.max_stack_bytes).unwrap_or(usize::MAX));
-    let context =
-      Context::custom::<ScriptIntrinsics>(&runtime).map_err(|e| format!("Could not create a QuickJS context: {e}"))?;
+    let context = Context::custom::<ScriptIntrinsics>(&runtime)
+      .map_err(|e| StartError::QuickJs { what: "Could not create a QuickJS context", detail: e.to_string() })?;
     let slot: Slot<S> = Rc::new(RefCell::new(None));
     let exports =
       context.with(|ctx| -> rquickjs::Result<(Persistent<Function<'static>>, Persistent<Function<'static>>)> {
@@ -84,7 +85,7 @@ impl<S> Spare<S> {
           let thrown = ctx.catch();
           thrown.as_object().and_then(|o| o.get::<_, String>("message").ok()).unwrap_or_else(|| e.to_string())
         });
-        return Err(format!("The sandbox prelude failed: {detail}"));
+        return Err(StartError::Prelude(format!("The sandbox prelude failed: {detail}")));
       }
     };
     Ok(Self { configure: Some(configure), is_tool_error: Some(is_tool_error), slot, context, runtime, budget })

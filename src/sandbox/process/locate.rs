@@ -6,21 +6,23 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::sandbox::error::StartError;
+
 pub const ENV_WORKER_PATH: &str = "CODECALL_WORKER_PATH";
 pub const WORKER_NAME: &str = "codecall-worker";
 
 /// The worker executable to use, or why there is none.
-pub fn worker_path() -> Result<PathBuf, String> {
+pub fn worker_path() -> Result<PathBuf, StartError> {
   if let Some(path) = std::env::var_os(ENV_WORKER_PATH).filter(|p| !p.is_empty()) {
     let path = PathBuf::from(path);
     return if is_executable(&path) {
       Ok(path)
     } else {
-      Err(format!("{ENV_WORKER_PATH} names {}, which is not an executable file", path.display()))
+      Err(StartError::NoWorker(format!("{ENV_WORKER_PATH} names {}, which is not an executable file", path.display())))
     };
   }
   let Some(addon) = own_path() else {
-    return Err("the addon could not find its own file".into());
+    return Err(StartError::NoWorker("the addon could not find its own file".into()));
   };
   let dir = addon.parent().unwrap_or(Path::new("."));
   let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
@@ -30,7 +32,11 @@ pub fn worker_path() -> Result<PathBuf, String> {
     dir.join("target").join(profile).join(WORKER_NAME),
   ];
   candidates.iter().find(|p| is_executable(p)).cloned().ok_or_else(|| {
-    format!("no {WORKER_NAME} executable next to {} (looked in {})", addon.display(), candidates[0].display())
+    StartError::NoWorker(format!(
+      "no {WORKER_NAME} executable next to {} (looked in {})",
+      addon.display(),
+      candidates[0].display()
+    ))
   })
 }
 

@@ -30,6 +30,7 @@ use super::worker::{ENV_ADDRESS_SPACE, ENV_PARENT, THREADS};
 use crate::common::ErrorCode;
 use crate::sandbox::bridge::{CallResult, Event, Reply};
 use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
+use crate::sandbox::error::{StartError, Violation};
 use crate::sandbox::outcome::{Completed, Outcome, Stats};
 use crate::sandbox::shared::{lock, Shared, Stop};
 use crate::sandbox::timers::Timers;
@@ -166,7 +167,7 @@ pub struct ProcessPool {
 }
 
 impl ProcessPool {
-  pub fn new(config: Arc<SandboxConfig>, exe: PathBuf, warnings: Arc<Mutex<Warnings>>) -> Result<Self, String> {
+  pub fn new(config: Arc<SandboxConfig>, exe: PathBuf, warnings: Arc<Mutex<Warnings>>) -> Result<Self, StartError> {
     // Results and logs are bounded by the limits; everything else a worker says is small.
     let frame_limit = usize::try_from(config.max_result_bytes.saturating_add(config.max_console_bytes))
       .unwrap_or(usize::MAX)
@@ -191,7 +192,7 @@ impl ProcessPool {
     let supervisor = std::thread::Builder::new()
       .name("codecall-supervisor".into())
       .spawn(move || supervise(weak))
-      .map_err(|e| format!("could not start the worker supervisor thread: {e}"))?;
+      .map_err(|e| StartError::Thread("the worker supervisor thread", e))?;
     Ok(Self { inner, supervisor: Some(supervisor) })
   }
 
@@ -605,7 +606,7 @@ fn read_loop(inner: Weak<Inner>, proc: Arc<Proc>, stdout: ChildStdout) {
     match msg {
       Ok(msg) => {
         if let Err(violation) = on_frame(&pool, &proc, msg) {
-          break Some(violation);
+          break Some(violation.0);
         }
       }
       Err(WireError::Closed) => break None,
@@ -626,12 +627,12 @@ fn read_loop(inner: Weak<Inner>, proc: Arc<Proc>, stdout: ChildStdout) {
 }
 
 /// Handles one frame; `Err` is a protocol violation (the worker is then killed).
-fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(), String> {
+fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(), Violation> {
   let run_of = |key: u64| lock(&proc.st).runs.get(&key).cloned();
   match msg {
     FromWorker::Ready { protocol, version, seccomp, warnings } => {
       if protocol != PROTOCOL || version != VERSION {
-        return Err(format!("worker speaks protocol {protocol} of version {version}"));
+        return Err(Violation(format!("worker speaks protocol {protocol} of version {version}")));
       }
       {
         let mut w = lock(&inner.warnings);
@@ -645,7 +646,7 @@ fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(),
       let pending = {
         let mut st = lock(&proc.st);
         if st.phase != Phase::Starting {
-          return Err("second Ready".into());
+          return Err(Violation("second Ready".into()));
         }
         st.phase = Phase::Ready;
         let pending = std::mem::take(&mut st.pending);
@@ -673,7 +674,7 @@ fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(),
     FromWorker::Started { key } => {
       let Some(run) = run_of(key) else { return Ok(()) };
       if run.started.swap(true, Ordering::AcqRel) && !run.retried.load(Ordering::Acquire) {
-        return Err("execution started twice".into());
+        return Err(Violation("execution started twice".into()));
       }
       dequeue(inner, &run);
       let at = Instant::now() + run.exec.timeout + REPORT_GRACE;
@@ -756,20 +757,20 @@ fn check_call(
   inner: &Inner,
   run: &Run,
   call: &crate::sandbox::bridge::HostCall,
-) -> Result<Option<crate::sandbox::bridge::HostFailure>, String> {
+) -> Result<Option<crate::sandbox::bridge::HostFailure>, Violation> {
   use crate::sandbox::bridge::CallTarget;
   let calls = run.calls.fetch_add(1, Ordering::AcqRel) + 1;
   if calls > run.exec.max_tool_calls {
-    return Err(format!("more than {} tool calls in one execution", run.exec.max_tool_calls));
+    return Err(Violation(format!("more than {} tool calls in one execution", run.exec.max_tool_calls)));
   }
   match call.target {
     CallTarget::Tool => {
       if inner.config.policy.self_reference.matches(&call.name) {
-        return Err(format!("a call of the engine's own tool '{}'", call.name));
+        return Err(Violation(format!("a call of the engine's own tool '{}'", call.name)));
       }
       if let Some(allowed) = &run.exec.allowed_tools {
         if !allowed.iter().any(|t| t == &call.name) {
-          return Err(format!("a call of '{}', which is not in allowedTools", call.name));
+          return Err(Violation(format!("a call of '{}', which is not in allowedTools", call.name)));
         }
       }
       // Where the host answers getTool at once (the engine's registry), unknown tools are refused
@@ -784,7 +785,7 @@ fn check_call(
     }
     CallTarget::Function => {
       if !run.exec.functions.iter().any(|f| f == &call.name) {
-        return Err(format!("a call of host function '{}', which the host did not offer", call.name));
+        return Err(Violation(format!("a call of host function '{}', which the host did not offer", call.name)));
       }
     }
   }

@@ -12,6 +12,7 @@ use std::time::Duration;
 use crate::common::Preset;
 use crate::sandbox::bridge::{CallResult, CallTarget, Event, HostCall, HostFailure};
 use crate::sandbox::config::{ExecuteConfig, Isolation, SandboxConfig};
+use crate::sandbox::error::Violation;
 use crate::validator::policy::SelfReference;
 use crate::validator::{Language, Policy};
 
@@ -591,16 +592,16 @@ pub fn read_frame(reader: &mut impl Read, limit: usize, body: &mut Vec<u8>) -> R
 
 /// Checks a worker's `Complete` frame before its JSON is relayed as the execution's result: a
 /// known `status` and the execution's own id (a worker must not answer for another one).
-pub fn check_result(json: &str, id: &str) -> Result<(), String> {
-  let value: serde_json::Value = serde_json::from_str(json).map_err(|_| "result is not JSON".to_string())?;
+pub fn check_result(json: &str, id: &str) -> Result<(), Violation> {
+  let value: serde_json::Value = serde_json::from_str(json).map_err(|_| Violation("result is not JSON".into()))?;
   let status = value.get("status").and_then(|s| s.as_str()).unwrap_or("");
   let known = ["ok", "syntax_error", "illegal_access", "runtime_error", "tool_error", "timeout"];
   if !known.contains(&status) {
-    return Err(format!("result has an unknown status '{status}'"));
+    return Err(Violation(format!("result has an unknown status '{status}'")));
   }
   let stats_id = value.get("stats").and_then(|s| s.get("executionId")).and_then(|v| v.as_str());
   if stats_id != Some(id) {
-    return Err("result is for another execution".into());
+    return Err(Violation("result is for another execution".into()));
   }
   Ok(())
 }

@@ -66,8 +66,8 @@ fn run() -> i32 {
   config.max_queue = usize::MAX;
   let pool = match Pool::for_worker_process(Arc::new(config)) {
     Ok(pool) => pool,
-    Err(message) => {
-      warnings.push(message);
+    Err(error) => {
+      warnings.push(error.to_string());
       return 3;
     }
   };
