@@ -15,16 +15,17 @@
 //! - The worker is untrusted: frames are bounded and checked, answers go only to executions of
 //!   that worker, results must be well-formed `ExecuteResult`s, and any violation kills it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::BufReader;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::outbox::Outbox;
 use super::wire::{check_result, read_frame, FromWorker, SpinRead, ToWorker, WireError, PROTOCOL, VERSION};
 use super::worker::{ENV_ADDRESS_SPACE, ENV_PARENT, THREADS};
 use crate::common::ErrorCode;
@@ -892,114 +893,6 @@ impl Reply for PipeReply {
   fn send(self: Box<Self>, result: CallResult) {
     if let Some(out) = &self.out {
       out.send(ToWorker::Reply { token: self.token, result }.encode());
-    }
-  }
-}
-
-// ---- outbox: frames to a worker, never blocking the sender ---------------------------------
-
-struct OutState {
-  queue: VecDeque<Vec<u8>>,
-  flushing: bool,
-  closed: bool,
-}
-
-pub(super) struct Outbox {
-  pipe: ChildStdin,
-  st: Mutex<OutState>,
-  wake: Condvar,
-}
-
-impl Outbox {
-  fn new(pipe: ChildStdin) -> std::io::Result<Arc<Self>> {
-    let fd = pipe.as_raw_fd();
-    // SAFETY: `fd` is the open write end of the worker's stdin pipe, owned by `pipe`.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    // SAFETY: as above; only O_NONBLOCK is added to the flags just read.
-    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-      return Err(std::io::Error::last_os_error());
-    }
-    Ok(Arc::new(Self {
-      pipe,
-      st: Mutex::new(OutState { queue: VecDeque::new(), flushing: false, closed: false }),
-      wake: Condvar::new(),
-    }))
-  }
-
-  /// Writes what the pipe takes now; the rest goes to the writer thread. Never blocks.
-  fn send(&self, frame: Vec<u8>) -> bool {
-    let mut st = lock(&self.st);
-    if st.closed {
-      return false;
-    }
-    if st.queue.is_empty() && !st.flushing {
-      match self.write(&frame) {
-        Ok(n) if n == frame.len() => return true,
-        Ok(n) => st.queue.push_back(frame[n..].to_vec()),
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => st.queue.push_back(frame),
-        Err(_) => {
-          st.closed = true;
-          return false;
-        }
-      }
-    } else {
-      st.queue.push_back(frame);
-    }
-    self.wake.notify_one();
-    true
-  }
-
-  fn write(&self, buf: &[u8]) -> std::io::Result<usize> {
-    // SAFETY: `buf` is a live slice; the fd is open for as long as `self.pipe` is.
-    let n = unsafe { libc::write(self.pipe.as_raw_fd(), buf.as_ptr().cast(), buf.len()) };
-    if n < 0 {
-      Err(std::io::Error::last_os_error())
-    } else {
-      Ok(n as usize)
-    }
-  }
-
-  fn close(&self) {
-    lock(&self.st).closed = true;
-    self.wake.notify_all();
-  }
-
-  /// The writer thread: flushes what `send` could not write at once.
-  fn flush_loop(&self) {
-    loop {
-      let mut chunk = {
-        let mut st = lock(&self.st);
-        loop {
-          if st.closed {
-            return;
-          }
-          if let Some(chunk) = st.queue.pop_front() {
-            st.flushing = true;
-            break chunk;
-          }
-          st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
-        }
-      };
-      let mut done = 0;
-      while done < chunk.len() {
-        match self.write(&chunk[done..]) {
-          Ok(n) => done += n,
-          Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::Interrupted => {
-            let mut pfd = libc::pollfd { fd: self.pipe.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
-            // SAFETY: one valid pollfd; a timeout so that `close` is noticed.
-            unsafe { libc::poll(&mut pfd, 1, 200) };
-            if lock(&self.st).closed {
-              return;
-            }
-          }
-          Err(_) => {
-            lock(&self.st).closed = true;
-            return;
-          }
-        }
-      }
-      chunk.clear();
-      lock(&self.st).flushing = false;
     }
   }
 }
