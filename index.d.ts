@@ -428,7 +428,8 @@ export declare class Sandbox {
 
 /**
  * A searchable set of tools: BM25 on tantivy over names, descriptions, tags, input property names
- * and examples, with stemming, synonyms and typo tolerance (`api.md` §4).
+ * and examples, with stemming, synonyms and typo tolerance (`api.md` §4), blended with static
+ * sentence embeddings.
  */
 export declare class ToolIndex {
   /** Throws `TypeError` (`ERR_INVALID_ARG`) for invalid options. */
@@ -575,6 +576,15 @@ export interface ToolIndexOptions {
    * @default true
    */
   fuzzy?: boolean
+  /**
+   * Blend in semantic similarity from static word embeddings (distilled from all-MiniLM-L6-v2,
+   * compiled in; no model runs), so paraphrases that share few words with a tool still rank it.
+   * A tool the words do not match is found only on a strong similarity; unrelated queries still
+   * return `[]`. Also embedded: a tool's `title` (or `annotations.title`) and its input
+   * properties' descriptions. `null` means the default.
+   * @default true
+   */
+  semantic?: boolean | null
 }
 
 /** Options of `ToolIndex.search()`. An empty filter list does not filter. */

@@ -245,6 +245,26 @@ return { ids: list.items.map((u) => u.id), one, text }`,
     expect(await cc.execute({ script: 'return 1' }, host())).toMatchObject({ status: 'runtime_error', error: { code: 'POOL_DISPOSED' } })
   })
 
+  it('search.semantic: on when omitted, undefined or null; false turns the semantic signal off', async () => {
+    // The query shares no word with the tool: only the semantic signal finds it.
+    const list: ToolDefinition[] = [...tools, { name: 'weather:get_forecast', appId: 'weather', description: 'Get the weather forecast for a city' }]
+    const engines: CodeCall[] = []
+    const found = (options: ConstructorParameters<typeof CodeCall>[0]) => {
+      const cc = new CodeCall(options)
+      engines.push(cc)
+      cc.setTools(list)
+      return cc.search({ query: 'will it rain tomorrow' }).tools.map((t) => t.name)
+    }
+    // `semantic` is not in CodeCallOptions' type yet (src/types.d.ts), hence the casts.
+    for (const search of [undefined, {}, { semantic: undefined }, { semantic: null }, { semantic: true }]) {
+      expect(found({ search: search as never })).toEqual(['weather:get_forecast'])
+    }
+    expect(found({})).toEqual(['weather:get_forecast'])
+    expect(found({ search: { semantic: false } as never })).toEqual([])
+    expectInvalidArg(() => new CodeCall({ search: { semantic: 'yes' } as never }), /options\.search\.semantic/)
+    await Promise.all(engines.map((cc) => cc.dispose()))
+  })
+
   it('rejects bad arguments with ERR_INVALID_ARG (throws for sync methods, rejects for async ones)', async () => {
     expectInvalidArg(() => new CodeCall({ mode: 'everything' as never }), /options\.mode/)
     expectInvalidArg(() => new CodeCall({ topK: 0 }), /options\.topK/)

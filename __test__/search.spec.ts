@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
 import { describe, expect, it } from 'vitest'
 
 import { ToolIndex, type IndexedTool } from '../index.js'
@@ -113,7 +116,11 @@ describe('ToolIndex: ranking', () => {
   })
 
   it('orders equal scores by name', () => {
-    const index = indexOf(['zeta', 'alpha', 'mid'].map((name) => ({ name, description: 'archive a record' })))
+    // Lexically tied (the semantic signal, on by default, would tell these names apart).
+    const index = indexOf(
+      ['zeta', 'alpha', 'mid'].map((name) => ({ name, description: 'archive a record' })),
+      { semantic: false },
+    )
     const hits = index.search('archive')
     expect(hits.map((h) => h.name)).toEqual(['alpha', 'mid', 'zeta'])
     expect(new Set(hits.map((h) => h.score)).size).toBe(1)
@@ -209,5 +216,81 @@ describe('ToolIndex: hostile and odd input', () => {
     expectInvalidArg(() => index.search('x', { topK: 1.5 }), /topK/)
     expectInvalidArg(() => index.search('x', { minScore: 2 }), /minScore/)
     expectInvalidArg(() => index.search('x', { minScore: Number.NaN }), /minScore/)
+  })
+})
+
+describe('ToolIndex: semantic signal (static embeddings)', () => {
+  const weather: IndexedTool = { name: 'weather:get_forecast', appId: 'weather', description: 'Get the weather forecast for a city' }
+  // Shares no word (nor synonym) with the tool: found by the embedding alone.
+  const paraphrase = 'will it rain tomorrow'
+
+  it('is on by default: omitted, undefined and null all mean on; false turns it off', () => {
+    const on = [undefined, {}, { semantic: undefined }, { semantic: null as never }, { semantic: true }]
+    for (const options of on) expect(names(indexOf([...tools, weather], options), paraphrase)).toEqual(['weather:get_forecast'])
+    expect(names(indexOf([...tools, weather], { semantic: false }), paraphrase)).toEqual([])
+    expectInvalidArg(() => new ToolIndex({ semantic: 'yes' as never }), /options/)
+  })
+
+  it('a tool found by the embedding alone scores low, and passes the same filters', () => {
+    const index = indexOf([...tools, weather])
+    const [hit] = index.search(paraphrase)
+    expect(hit.score).toBeGreaterThan(0)
+    expect(hit.score).toBeLessThanOrEqual(0.035)
+    expect(names(index, paraphrase, { appIds: ['github'] })).toEqual([])
+    expect(names(index, paraphrase, { appIds: ['weather'] })).toEqual(['weather:get_forecast'])
+    expect(names(index, paraphrase, { tags: ['write'] })).toEqual([])
+    expect(names(index, paraphrase, { sources: ['inline'] })).toEqual([])
+    expect(names(index, paraphrase, { minScore: 0.04 })).toEqual([])
+    index.remove(['weather:get_forecast'])
+    expect(names(index, paraphrase)).toEqual([])
+  })
+
+  it('reads the title (or annotations.title) and the input properties\' descriptions', () => {
+    const bare = { name: 'fc', description: '' }
+    const titled = { ...bare, title: 'Weather forecast' } as IndexedTool
+    const annotated = { ...bare, annotations: { title: 'Weather forecast' } } as IndexedTool
+    const described: IndexedTool = {
+      ...bare,
+      inputSchema: { type: 'object', properties: { city: { type: 'string', description: 'City to get the weather forecast for' } } },
+    }
+    expect(names(indexOf([bare]), paraphrase)).toEqual([])
+    for (const t of [titled, annotated, described]) expect(names(indexOf([t]), paraphrase)).toEqual(['fc'])
+    // Not strings: ignored, not refused.
+    expect(names(indexOf([{ ...bare, title: 7 } as IndexedTool]), paraphrase)).toEqual([])
+  })
+
+  it('unrelated queries still return []', () => {
+    const index = indexOf([...tools, weather])
+    for (const q of ['bake a chocolate cake', 'what is the capital of France', 'tips for growing tomatoes on a balcony']) {
+      expect(index.search(q)).toEqual([])
+    }
+  })
+
+  describe('on the benchmark corpus (bench/search)', () => {
+    const corpus = JSON.parse(readFileSync(join(__dirname, '..', 'bench', 'search', 'corpus.json'), 'utf8'))
+    const real = corpus.tools.map((t: { appId: string; name: string; title?: string; annotations?: { title?: string } }) => ({
+      ...t,
+      name: `${t.appId}:${t.name}`,
+      title: t.title ?? t.annotations?.title,
+    })) as IndexedTool[]
+    const lexical = indexOf(real, { semantic: false })
+    const semantic = indexOf(real)
+
+    it('a paraphrase from the tune half: rank 3 lexically (the old ranking), 1 with the semantic signal', () => {
+      const q = 'resolve sentry isssue CHECKOUT-1A2'
+      expect(lexical.search(q, { topK: 3 }).map((h) => [h.name, h.score])).toEqual([
+        ['sentry:analyze_issue_with_seer', 0.262],
+        ['sentry:search_issues', 0.2582],
+        ['sentry:update_issue', 0.2559],
+      ])
+      expect(names(semantic, q)[0]).toBe('sentry:update_issue')
+    })
+
+    it('unrelated queries still return []', () => {
+      for (const q of ['bake a chocolate cake', 'tips for growing tomatoes on a balcony']) {
+        expect(lexical.search(q)).toEqual([])
+        expect(semantic.search(q)).toEqual([])
+      }
+    })
   })
 })

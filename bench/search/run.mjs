@@ -11,7 +11,12 @@
 //   recall@k = share of queries with an expected tool in the top k;
 //   MRR@10   = mean of 1 / rank of the first expected tool in the top 10 (0 if none).
 // Queries alternate tune / test by position (even index: tune, odd: test). Only the tune half was
-// looked at while tuning weights and the synonym table; the test half is reported separately.
+// looked at while tuning weights, the synonym table and the semantic fusion (a, τ); the test half
+// is reported separately.
+//
+// ToolIndex runs with its defaults (semantic signal on: static embeddings blended with BM25F) and
+// with `semantic: false` (the lexical index alone); `--semantic` prints only that comparison, by
+// half and query style.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -28,10 +33,15 @@ const corpus = JSON.parse(readFileSync(join(here, 'corpus.json'), 'utf8'))
 const queries = JSON.parse(readFileSync(join(here, 'queries.json'), 'utf8')).queries
 const args = new Set(process.argv.slice(2))
 
-/** Corpus tools as indexed: names made unique by their server (`<appId>:<name>`, as the gateway does). */
+/**
+ * Corpus tools as indexed: names made unique by their server (`<appId>:<name>`, as the gateway does).
+ * `title` (MCP `title`, else `annotations.title`) is read by ToolIndex's semantic signal only; the
+ * baselines read name + description.
+ */
 const tools = corpus.tools.map((t) => ({
   name: `${t.appId}:${t.name}`,
   appId: t.appId,
+  ...((t.title ?? t.annotations?.title) ? { title: t.title ?? t.annotations?.title } : {}),
   description: t.description ?? '',
   inputSchema: t.inputSchema,
 }))
@@ -80,6 +90,7 @@ function quality() {
   checkQueries()
   const systems = [
     ['ToolIndex (this package)', ours()],
+    ['ToolIndex, semantic off', ours({ semantic: false })],
     ['ToolIndex, synonyms off', ours({ synonyms: false })],
     ['ToolIndex, fuzzy off', ours({ fuzzy: false })],
     ['TF-IDF cosine (name + description)', new TfIdfCosine(tools)],
@@ -112,11 +123,36 @@ function quality() {
     }
     console.log()
   }
+  semanticByStyle(systems.slice(0, 2), tune, test)
   if (args.has('--misses')) {
     // Tuning looks at the tune half only.
     for (const m of results[`tune half/${systems[0][0]}`].misses) console.log(JSON.stringify(m))
   }
   return results
+}
+
+/** ToolIndex with and without the semantic signal, per half and query style. */
+function semanticByStyle(systems, tune, test) {
+  const styles = [
+    ['all', () => true],
+    ['paraphrase (tag)', (q) => q.tags?.includes('paraphrase')],
+    ['no word shared with the name', (q) => !sharesNameWord(q)],
+    ['typo (tag)', (q) => q.tags?.includes('typo')],
+    ['exact (tag)', (q) => q.tags?.includes('exact')],
+    ['appIds filter', (q) => Boolean(q.appIds)],
+  ]
+  console.log('### ToolIndex: semantic signal on (default) vs off, by half and query style\n')
+  console.log('| half | style | n | on: recall@1 | on: recall@5 | on: MRR@10 | off: recall@1 | off: recall@5 | off: MRR@10 |')
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|')
+  for (const [half, list] of [['test', test], ['tune', tune]]) {
+    for (const [style, keep] of styles) {
+      const qs = list.filter(keep)
+      const [on, off] = systems.map(([, system]) => evaluate(system, qs))
+      const f = (r) => `${r.recall1.toFixed(3)} | ${r.recall5.toFixed(3)} | ${r.mrr10.toFixed(3)}`
+      console.log(`| ${half} | ${style} | ${qs.length} | ${f(on)} | ${f(off)} |`)
+    }
+  }
+  console.log()
 }
 
 /** `n` tools made from the corpus: copy k of tool t is `<appId>k:<name>` in app `<appId>k`. */
@@ -151,14 +187,20 @@ function scale() {
   console.log('|---:|---|---:|---:|---:|')
   for (const n of [1000, 10000]) {
     const list = scaled(n)
-    const builds = { ours: [], tfidf: [], bm25: [] }
+    const builds = { ours: [], lexical: [], tfidf: [], bm25: [] }
     let index
+    let lexical
     for (let i = 0; i < 5; i++) {
       let t0 = process.hrtime.bigint()
       index = new ToolIndex()
       index.upsert(list)
       index.search('warm up the commit') // the first search commits the batch: part of indexing
       builds.ours.push(ms(process.hrtime.bigint() - t0))
+      t0 = process.hrtime.bigint()
+      lexical = new ToolIndex({ semantic: false })
+      lexical.upsert(list)
+      lexical.search('warm up the commit')
+      builds.lexical.push(ms(process.hrtime.bigint() - t0))
       t0 = process.hrtime.bigint()
       new TfIdfCosine(list)
       builds.tfidf.push(ms(process.hrtime.bigint() - t0))
@@ -169,6 +211,7 @@ function scale() {
     const rounds = n >= 10000 ? 10 : 40
     const rows = [
       ['ToolIndex', index, builds.ours],
+      ['ToolIndex, semantic off', lexical, builds.lexical],
       ['TF-IDF cosine (JS)', new TfIdfCosine(list), builds.tfidf],
       ['BM25 (JS)', new Bm25(list), builds.bm25],
     ]
@@ -178,15 +221,38 @@ function scale() {
       console.log(`| ${n} | ${name} | ${median(b).toFixed(1)} ms | ${median(t).toFixed(0)} µs | ${pct(t, 99).toFixed(0)} µs |`)
     }
   }
-  const mem = JSON.parse(execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--memory-child', '10000'], { encoding: 'utf8' }))
-  console.log(`\nMemory of a 10 000-tool ToolIndex (RSS growth in a fresh process, after GC): ${mem.rssMiB.toFixed(1)} MiB`)
+  const child = (...a) => JSON.parse(execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), ...a], { encoding: 'utf8' }))
+  const mem = child('--memory-child', '10000')
+  const memOff = child('--memory-child', '10000', '--semantic-off')
+  console.log(
+    `\nMemory of a 10 000-tool ToolIndex (RSS growth in a fresh process, after GC): ${mem.rssMiB.toFixed(1)} MiB (semantic off: ${memOff.rssMiB.toFixed(1)} MiB)`,
+  )
+  // The embedding table is parsed once per process, on the first upsert with the signal on.
+  const first = Array.from({ length: 5 }, () => child('--first-use-child'))
+  const f = (k) => median(first.map((r) => r[k])).toFixed(2)
+  console.log(
+    `First use in a fresh process (median of 5): new ToolIndex + upsert(1 tool) + search: ${f('on')} ms (semantic off: ${f('off')} ms); table parse alone ≈ the difference`,
+  )
 }
 
-function memoryChild(n) {
+function firstUseChild() {
+  const run = (options) => {
+    const t0 = process.hrtime.bigint()
+    const index = new ToolIndex(options)
+    index.upsert([tools[0]])
+    index.search('list issues')
+    return ms(process.hrtime.bigint() - t0)
+  }
+  const off = run({ semantic: false }) // pays the addon's own first-use costs
+  const on = run()
+  process.stdout.write(JSON.stringify({ off: run({ semantic: false }), on, offFirst: off }))
+}
+
+function memoryChild(n, options) {
   const list = scaled(n)
   globalThis.gc()
   const before = process.memoryUsage().rss
-  const index = new ToolIndex()
+  const index = new ToolIndex(options)
   index.upsert(list)
   index.search('list issues')
   globalThis.gc()
@@ -195,7 +261,19 @@ function memoryChild(n) {
 }
 
 if (args.has('--memory-child')) {
-  memoryChild(Number(process.argv[process.argv.indexOf('--memory-child') + 1]))
+  memoryChild(Number(process.argv[process.argv.indexOf('--memory-child') + 1]), args.has('--semantic-off') ? { semantic: false } : undefined)
+} else if (args.has('--first-use-child')) {
+  firstUseChild()
+} else if (args.has('--semantic')) {
+  checkQueries()
+  semanticByStyle(
+    [
+      ['on', ours()],
+      ['off', ours({ semantic: false })],
+    ],
+    queries.filter((_, i) => i % 2 === 0),
+    queries.filter((_, i) => i % 2 === 1),
+  )
 } else {
   const all = !args.has('--quality') && !args.has('--scale')
   if (all || args.has('--quality')) quality()

@@ -112,6 +112,10 @@ impl CodeCall {
             Some(v) => bool_arg(&env, &v, "options.search.fuzzy")?,
             None => defaults.fuzzy,
           },
+          semantic: match present(&s, "semantic")? {
+            Some(v) => bool_arg(&env, &v, "options.search.semantic")?,
+            None => defaults.semantic,
+          },
         };
         if let Some(v) = present(&s, "similarityThreshold")? {
           let t = number(&env, &v, "options.search.similarityThreshold")?;

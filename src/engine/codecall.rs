@@ -14,7 +14,10 @@ use super::meta::{self, Describing, Meta, MetaNames};
 use super::registry::{empty_object_schema, Mode, ToolDef};
 use super::typescript::declaration;
 use crate::common::ErrorCode;
-use crate::search::{tool::property_names, IndexError, IndexOptions, SearchOptions, Tool, ToolIndex};
+use crate::search::{
+  tool::{property_descriptions, property_names},
+  IndexError, IndexOptions, SearchOptions, Tool, ToolIndex,
+};
 use crate::validator::policy::SelfReference;
 
 /// Most usage examples per described tool (seed 001).
@@ -473,11 +476,16 @@ pub fn describe_tool(tool: &ToolDef) -> Value {
 fn search_tool(tool: &ToolDef) -> Tool {
   Tool {
     name: tool.name.clone(),
+    title: tool
+      .title
+      .clone()
+      .or_else(|| tool.annotations.as_ref().and_then(|a| a.get("title")).and_then(Value::as_str).map(str::to_string)),
     app_id: tool.app_id.clone(),
     description: tool.description.clone(),
     source: Some(tool.source.clone()),
     tags: tool.tags.clone(),
     properties: tool.input_schema.as_ref().map(property_names).unwrap_or_default(),
+    property_descriptions: tool.input_schema.as_ref().map(property_descriptions).unwrap_or_default(),
     examples: tool
       .examples
       .iter()

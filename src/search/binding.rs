@@ -1,7 +1,7 @@
 //! `class ToolIndex` for JavaScript. Thin: argument checks and conversions; the index is plain Rust.
 
 use napi::{
-  bindgen_prelude::{JsObjectValue, Object},
+  bindgen_prelude::{Either, JsObjectValue, Null, Object},
   Env, Error, JsValue, Status, Unknown, ValueType,
 };
 use napi_derive::napi;
@@ -22,6 +22,13 @@ pub struct ToolIndexOptions {
   /// below exact words. Words shorter than 5 characters are not corrected.
   /// @default true
   pub fuzzy: Option<bool>,
+  /// Blend in semantic similarity from static word embeddings (distilled from all-MiniLM-L6-v2,
+  /// compiled in; no model runs), so paraphrases that share few words with a tool still rank it.
+  /// A tool the words do not match is found only on a strong similarity; unrelated queries still
+  /// return `[]`. Also embedded: a tool's `title` (or `annotations.title`) and its input
+  /// properties' descriptions. `null` means the default.
+  /// @default true
+  pub semantic: Option<Either<bool, Null>>,
 }
 
 /// Options of `ToolIndex.search()`. An empty filter list does not filter.
@@ -55,10 +62,13 @@ pub struct SearchHit {
 }
 
 /// A searchable set of tools: BM25 on tantivy over names, descriptions, tags, input property names
-/// and examples, with stemming, synonyms and typo tolerance (`api.md` §4).
+/// and examples, with stemming, synonyms and typo tolerance (`api.md` §4), blended with static
+/// sentence embeddings.
 #[napi]
 pub struct ToolIndex {
   core: Core,
+  /// Whether tools' titles and property descriptions are read (the semantic signal uses them).
+  semantic: bool,
 }
 
 #[napi]
@@ -68,12 +78,17 @@ impl ToolIndex {
   pub fn new(env: Env, options: Option<Unknown>) -> napi::Result<Self> {
     let options: ToolIndexOptions = args::options_arg(&env, options.as_ref(), "options")?.unwrap_or_default();
     let defaults = IndexOptions::default();
+    let semantic = match options.semantic {
+      Some(Either::A(on)) => on,
+      Some(Either::B(Null)) | None => defaults.semantic,
+    };
     let core = Core::new(IndexOptions {
       synonyms: options.synonyms.unwrap_or(defaults.synonyms),
       fuzzy: options.fuzzy.unwrap_or(defaults.fuzzy),
+      semantic,
     })
     .map_err(engine_error)?;
-    Ok(Self { core })
+    Ok(Self { core, semantic })
   }
 
   /// Adds tools, replacing indexed tools of the same name. Searchable at the next `search`.
@@ -83,7 +98,7 @@ impl ToolIndex {
     let items: Vec<Unknown> = array_arg(&env, &tools, "tools")?;
     let mut batch = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-      batch.push(read_tool(&env, item, &format!("tools[{i}]"))?);
+      batch.push(read_tool(&env, item, &format!("tools[{i}]"), self.semantic)?);
     }
     self.core.upsert(batch).map_err(engine_error)
   }
@@ -157,8 +172,10 @@ fn search_options(o: ToolSearchOptions) -> Result<SearchOptions, String> {
 }
 
 /// Reads one `IndexedTool` (see `types.d.ts`). Only the parts search uses are read: from the input
-/// schema, its structure down to `tool::MAX_SCHEMA_DEPTH` (so any depth or size is accepted).
-fn read_tool(env: &Env, value: &Unknown, at: &str) -> napi::Result<Tool> {
+/// schema, its structure down to `tool::MAX_SCHEMA_DEPTH` (so any depth or size is accepted). With
+/// `semantic`, also the `title` (else `annotations.title`) and the properties' descriptions; those
+/// are optional extras, so a value that is not a string is ignored rather than refused.
+fn read_tool(env: &Env, value: &Unknown, at: &str, semantic: bool) -> napi::Result<Tool> {
   let object = object_arg(env, value, at)?;
   let name = optional_string(env, &object, "name", at)?
     .filter(|n| !n.trim().is_empty())
@@ -175,9 +192,23 @@ fn read_tool(env: &Env, value: &Unknown, at: &str) -> napi::Result<Tool> {
       tool.tags.push(args::string_arg(env, tag, &format!("{at}.tags[{i}]"))?);
     }
   }
+  if semantic {
+    tool.title = lenient_string(env, &object, "title")?;
+    if tool.title.is_none() {
+      if let Some(annotations) =
+        present(&object, "annotations")?.filter(|a| a.get_type().ok() == Some(ValueType::Object))
+      {
+        tool.title = lenient_string(env, &Object::from_raw(env.raw(), annotations.raw()), "title")?;
+      }
+    }
+  }
   if let Some(schema) = present(&object, "inputSchema")? {
     object_arg(env, &schema, &format!("{at}.inputSchema"))?;
-    tool.properties = tool::property_names(&schema_outline(env, &schema, 0)?);
+    let outline = schema_outline(env, &schema, 0, semantic)?;
+    tool.properties = tool::property_names(&outline);
+    if semantic {
+      tool.property_descriptions = tool::property_descriptions(&outline);
+    }
   }
   if let Some(examples) = present(&object, "examples")? {
     for (i, example) in array_arg(env, &examples, &format!("{at}.examples"))?.iter().enumerate() {
@@ -200,8 +231,9 @@ const SCHEMA_LISTS: [&str; 4] = ["items", "anyOf", "oneOf", "allOf"];
 /// Keys read from one schema map, elements from one list.
 const SCHEMA_FANOUT: usize = 256;
 
-/// The sub-schema structure of a JSON Schema, as JSON, down to `tool::MAX_SCHEMA_DEPTH`.
-fn schema_outline(env: &Env, value: &Unknown, depth: usize) -> napi::Result<Value> {
+/// The sub-schema structure of a JSON Schema, as JSON, down to `tool::MAX_SCHEMA_DEPTH`; with
+/// `descriptions`, each sub-schema's `description` string too.
+fn schema_outline(env: &Env, value: &Unknown, depth: usize, descriptions: bool) -> napi::Result<Value> {
   if depth > tool::MAX_SCHEMA_DEPTH || value.get_type()? != ValueType::Object {
     return Ok(Value::Null);
   }
@@ -210,7 +242,7 @@ fn schema_outline(env: &Env, value: &Unknown, depth: usize) -> napi::Result<Valu
     let len = object.get_array_length()?.min(SCHEMA_FANOUT as u32);
     let mut list = Vec::with_capacity(len as usize);
     for i in 0..len {
-      list.push(schema_outline(env, &object.get_element::<Unknown>(i)?, depth)?);
+      list.push(schema_outline(env, &object.get_element::<Unknown>(i)?, depth, descriptions)?);
     }
     return Ok(Value::Array(list));
   }
@@ -222,7 +254,7 @@ fn schema_outline(env: &Env, value: &Unknown, depth: usize) -> napi::Result<Valu
       for name in Object::keys(&map)?.into_iter().take(SCHEMA_FANOUT) {
         let sub = map.get::<Unknown>(&name)?;
         let sub = match sub {
-          Some(s) => schema_outline(env, &s, depth + 1)?,
+          Some(s) => schema_outline(env, &s, depth + 1, descriptions)?,
           None => Value::Null,
         };
         outline.insert(name, sub);
@@ -232,7 +264,13 @@ fn schema_outline(env: &Env, value: &Unknown, depth: usize) -> napi::Result<Valu
   }
   for key in SCHEMA_LISTS {
     if let Some(sub) = present(&object, key)? {
-      out.insert(key.to_string(), schema_outline(env, &sub, depth + 1)?);
+      out.insert(key.to_string(), schema_outline(env, &sub, depth + 1, descriptions)?);
+    }
+  }
+  if descriptions && depth > 0 {
+    if let Some(d) = lenient_string(env, &object, "description")? {
+      let d: String = d.chars().take(tool::MAX_PROPERTY_DESCRIPTION_CHARS).collect();
+      out.insert("description".into(), Value::String(d));
     }
   }
   Ok(Value::Object(out))
@@ -241,6 +279,14 @@ fn schema_outline(env: &Env, value: &Unknown, depth: usize) -> napi::Result<Valu
 /// A property that is neither missing, `undefined` nor `null`.
 fn optional_string(env: &Env, object: &Object, key: &str, at: &str) -> napi::Result<Option<String>> {
   present(object, key)?.map(|v| args::string_arg(env, &v, &format!("{at}.{key}"))).transpose()
+}
+
+/// A property that is a string, else `None` (whatever else it is).
+fn lenient_string(env: &Env, object: &Object, key: &str) -> napi::Result<Option<String>> {
+  match present(object, key)? {
+    Some(v) if v.get_type()? == ValueType::String => args::string_arg(env, &v, key).map(Some),
+    _ => Ok(None),
+  }
 }
 
 fn engine_error(e: IndexError) -> Error {

@@ -5,6 +5,11 @@
 //! the next `search` commits them (one commit for a whole batch, however it arrived). Retrieval is
 //! tantivy's BM25 over the weighted fields (`score::FIELD_WEIGHT`), with synonym and typo forms as
 //! lower-boosted term clauses; the best candidates are then scored by `score::score`.
+//!
+//! With the semantic signal on, every tool's static embedding is computed at `upsert`
+//! (`semantic.rs`); a search embeds the query once, blends each lexical candidate's score with its
+//! cosine and adds the tools the lexical side missed whose cosine reaches `score::SEMANTIC_THRESHOLD`
+//! (`score::fuse`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -20,7 +25,9 @@ use tantivy::{
 
 use super::{
   analysis::{self, name_key, stem, StemCache},
-  score::{self, Field, FieldTerms, Form, QueryTerm, StemId, FIELDS, FIELD_WEIGHT, SYNONYM, TYPO},
+  embed,
+  score::{self, Field, FieldTerms, Form, QueryTerm, StemId, FIELDS, FIELD_WEIGHT, SEMANTIC_THRESHOLD, SYNONYM, TYPO},
+  semantic::{self, Vectors},
   synonyms, typo, Tool,
 };
 
@@ -45,11 +52,13 @@ pub struct IndexOptions {
   pub synonyms: bool,
   /// Correct query words the index does not know to indexed words one edit away.
   pub fuzzy: bool,
+  /// Blend in the static-embedding similarity of query and tool (`score::fuse`).
+  pub semantic: bool,
 }
 
 impl Default for IndexOptions {
   fn default() -> Self {
-    Self { synonyms: true, fuzzy: true }
+    Self { synonyms: true, fuzzy: true, semantic: true }
   }
 }
 
@@ -131,6 +140,8 @@ pub struct ToolIndex {
   stem_cache: StemCache,
   /// Per surface word: how many tools have it.
   vocabulary: HashMap<String, u32>,
+  /// The tools' static embeddings (semantic signal on, and a usable table).
+  vectors: Vectors,
   uncommitted: bool,
 }
 
@@ -166,6 +177,7 @@ impl ToolIndex {
       total_lengths: [0; 6],
       stem_cache: StemCache::default(),
       vocabulary: HashMap::new(),
+      vectors: Vectors::default(),
       uncommitted: false,
     })
   }
@@ -179,14 +191,27 @@ impl ToolIndex {
     self.entries.is_empty()
   }
 
+  /// The embedding table when the semantic signal is on (parsed on first use; `None` if unusable).
+  fn table(&self) -> Option<&'static embed::Table> {
+    if self.options.semantic {
+      embed::table()
+    } else {
+      None
+    }
+  }
+
   /// Adds tools, replacing any indexed tool of the same name (the last of repeated names wins).
   pub fn upsert(&mut self, tools: Vec<Tool>) -> Result<(), IndexError> {
+    let table = self.table();
     for tool in tools {
       if let Some(old) = self.ids.remove(&tool.name) {
         self.forget(old);
       }
       let id = self.next_id;
       self.next_id += 1;
+      if let Some(vector) = table.and_then(|t| semantic::tool_vector(t, &tool)) {
+        self.vectors.insert(id, &vector);
+      }
       let (mut entry, texts) = analyze(tool, &mut self.stem_cache);
       self.writer.add_document(self.document(id, &entry, texts))?;
       for (stem, in_fields) in &entry.stems {
@@ -239,6 +264,7 @@ impl ToolIndex {
     self.stems.clear();
     self.total_lengths = [0; 6];
     self.vocabulary.clear();
+    self.vectors.clear();
     self.uncommitted = true;
     Ok(())
   }
@@ -250,21 +276,78 @@ impl ToolIndex {
       return Ok(Vec::new());
     }
     let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
-    let terms = self.query_terms(&query);
-    if terms.is_empty() {
-      return Ok(Vec::new());
-    }
     let whole = name_key(&query);
+    let terms = self.query_terms(&query);
+    let lexical = if terms.is_empty() { Vec::new() } else { self.lexical(&whole, &terms, options)? };
+    let vector = if self.vectors.is_empty() { None } else { self.table().and_then(|t| t.embed(&query)) };
 
+    let mut hits: Vec<(f64, &Entry)> = Vec::with_capacity(lexical.len());
+    match vector {
+      None => {
+        for (id, lex) in lexical {
+          if let Some(entry) = self.entries.get(&id) {
+            hits.push((lex, entry));
+          }
+        }
+      }
+      Some(vector) => {
+        let mut found: HashSet<u64> = HashSet::with_capacity(lexical.len());
+        for (id, lex) in lexical {
+          let Some(entry) = self.entries.get(&id) else { continue };
+          found.insert(id);
+          let fused =
+            if entry.keys.contains(&whole) { 1.0 } else { score::fuse(lex, self.vectors.cosine(id, &vector)) };
+          hits.push((fused, entry));
+        }
+        // Tools the lexical side missed: only on a strong semantic match, through the filters, and
+        // only for a query with a content word the table knows whole (fragments and filler pool
+        // to noise that can land near some tool: "xyzzy plugh", "the of and").
+        if self.table().is_some_and(|t| t.has_content_word(&query, analysis::is_stop_word)) {
+          self.vectors.at_least(&vector, SEMANTIC_THRESHOLD, |id, cos| {
+            if found.contains(&id) {
+              return;
+            }
+            if let Some(entry) = self.entries.get(&id).filter(|e| passes_filters(&e.tool, options)) {
+              hits.push((score::fuse(0.0, Some(cos)), entry));
+            }
+          });
+        }
+      }
+    }
+    hits.retain(|(score, _)| *score > 0.0 && *score >= options.min_score);
+    let order =
+      |(a, x): &(f64, &Entry), (b, y): &(f64, &Entry)| b.total_cmp(a).then_with(|| x.tool.name.cmp(&y.tool.name));
+    // Semantic candidates can be many (every tool near the query): select the top k, sort only those.
+    if hits.len() > options.top_k {
+      hits.select_nth_unstable_by(options.top_k - 1, order);
+      hits.truncate(options.top_k);
+    }
+    hits.sort_by(order);
+    Ok(
+      hits
+        .into_iter()
+        .map(|(score, e)| Hit {
+          name: e.tool.name.clone(),
+          app_id: e.tool.app_id.clone(),
+          description: e.tool.description.clone().unwrap_or_default(),
+          source: e.tool.source.clone(),
+          score,
+        })
+        .collect(),
+    )
+  }
+
+  /// The lexical candidates (BM25 retrieval, then `score::score`): tool ids with a score > 0.
+  fn lexical(&self, whole: &str, terms: &[QueryTerm], options: &SearchOptions) -> Result<Vec<(u64, f64)>, IndexError> {
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     clauses.push((
       Occur::Should,
       boosted(
-        TermQuery::new(Term::from_field_text(self.fields.key, &whole), IndexRecordOption::Basic),
+        TermQuery::new(Term::from_field_text(self.fields.key, whole), IndexRecordOption::Basic),
         EXACT_NAME_BOOST,
       ),
     ));
-    for term in &terms {
+    for term in terms {
       for form in &term.forms {
         let Some(stats) = self.stems.get(&form.text) else { continue };
         for field in FIELDS {
@@ -312,27 +395,19 @@ impl ToolIndex {
           columns.entry(address.segment_ord).or_insert(c)
         }
       };
-      let Some(entry) = column.first(address.doc_id).and_then(|id| self.entries.get(&id)) else { continue };
-      let score =
-        if entry.keys.contains(&whole) { 1.0 } else { score::score(&terms, &entry.terms, &self.norms(entry), bm25) };
-      if score > 0.0 && score >= options.min_score {
-        hits.push((score, entry));
+      let Some((id, entry)) = column.first(address.doc_id).and_then(|id| Some((id, self.entries.get(&id)?))) else {
+        continue;
+      };
+      let score = if entry.keys.iter().any(|k| k == whole) {
+        1.0
+      } else {
+        score::score(terms, &entry.terms, &self.norms(entry), bm25)
+      };
+      if score > 0.0 {
+        hits.push((id, score));
       }
     }
-    hits.sort_by(|(a, x), (b, y)| b.total_cmp(a).then_with(|| x.tool.name.cmp(&y.tool.name)));
-    hits.truncate(options.top_k);
-    Ok(
-      hits
-        .into_iter()
-        .map(|(score, e)| Hit {
-          name: e.tool.name.clone(),
-          app_id: e.tool.app_id.clone(),
-          description: e.tool.description.clone().unwrap_or_default(),
-          source: e.tool.source.clone(),
-          score,
-        })
-        .collect(),
-    )
+    Ok(hits)
   }
 
   /// How much a match in each field of this tool counts for its length: prose fields longer than
@@ -407,6 +482,7 @@ impl ToolIndex {
   /// Drops a tool from the writer, the maps and the statistics.
   fn forget(&mut self, id: u64) {
     self.writer.delete_term(Term::from_field_u64(self.fields.id, id));
+    self.vectors.remove(id);
     if let Some(entry) = self.entries.remove(&id) {
       for (total, len) in self.total_lengths.iter_mut().zip(entry.lengths) {
         *total = total.saturating_sub(u64::from(len));
@@ -457,6 +533,16 @@ impl ToolIndex {
     }
     doc
   }
+}
+
+/// Whether a tool passes the `appIds`/`tags`/`sources` filters, as the lexical query applies them
+/// (an empty list does not filter; tags: at least one in common).
+fn passes_filters(tool: &Tool, options: &SearchOptions) -> bool {
+  let one_of =
+    |values: &[String], value: Option<&String>| values.is_empty() || value.is_some_and(|v| values.contains(v));
+  one_of(&options.app_ids, tool.app_id.as_ref())
+    && one_of(&options.sources, tool.source.as_ref())
+    && (options.tags.is_empty() || tool.tags.iter().any(|t| options.tags.contains(t)))
 }
 
 fn boosted(query: impl Query, boost: f32) -> Box<dyn Query> {

@@ -1,12 +1,15 @@
-//! The search layer (`api.md` §4): `ToolIndex`, BM25 tool search on tantivy in RAM.
+//! The search layer (`api.md` §4): `ToolIndex`, BM25 tool search on tantivy in RAM, blended with
+//! static sentence embeddings (no model at run time).
 //!
 //! | file          | owns                                                                    |
 //! |---------------|-------------------------------------------------------------------------|
 //! | `analysis.rs` | words from names (`: _ - .`, camelCase) and prose; stop words; stemming  |
 //! | `synonyms.rs` | the curated synonym table                                                |
 //! | `typo.rs`     | corrections one edit away, for words the index does not know             |
+//! | `embed.rs`    | the static embedding table (distilled MiniLM), BERT tokenizer, pooling   |
+//! | `semantic.rs` | a tool's embedded text; the tool vectors                                 |
 //! | `tool.rs`     | a tool's searchable parts; property names from JSON Schema; example text |
-//! | `score.rs`    | the one score formula, in [0, 1]                                         |
+//! | `score.rs`    | the one score formula, in [0, 1], and its fusion with the embedding      |
 //! | `index.rs`    | the tantivy index, incremental updates, retrieval and ranking            |
 //! | `binding.rs`  | `class ToolIndex` for JavaScript                                         |
 //!
@@ -14,8 +17,10 @@
 
 pub mod analysis;
 pub mod binding;
+pub mod embed;
 pub mod index;
 pub mod score;
+pub mod semantic;
 pub mod synonyms;
 pub mod tool;
 pub mod typo;

@@ -20,6 +20,16 @@
 //! `score = coverage × (0.80 + 0.15·precision + 0.05·bm25)`, rounded to 4 decimals, and exactly 1
 //! when the query is the tool's name (ignoring case and `_ - . /`, with or without the app prefix
 //! before `:`). Only an exact name reaches 1; anything else is at most 0.9999. Equal scores are ordered by name.
+//!
+//! With the semantic signal on (the default), that lexical score `lex` is blended with the cosine
+//! `cos` of the query's and the tool's static embeddings (`embed.rs`):
+//! `fused = (1 − a)·lex + a·max(0, (cos − τ)/(1 − τ))` with `a` = [`SEMANTIC_WEIGHT`] and
+//! `τ` = [`SEMANTIC_THRESHOLD`], rounded to 4 decimals, at most 0.9999 (an exact name stays 1). A
+//! tool the lexical side did not find is a candidate only if `cos ≥ τ`, so a query unrelated to
+//! every tool still finds nothing. `a` and `τ` were chosen on the benchmark's tune half
+//! (`scripts/embeddings/FINDINGS.md` §5): `τ` is the lowest value at which none of 12 unrelated
+//! queries gains a hit; the embedding mostly reorders close lexical scores and adds a few strong
+//! semantic candidates.
 
 /// The searchable fields, in the order of the per-field arrays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +127,19 @@ pub fn score(terms: &[QueryTerm], tool: &FieldTerms, norms: &[f32; 6], bm25: f32
   round(coverage * (0.80 + 0.15 * precision + 0.05 * bm25)).min(BELOW_EXACT)
 }
 
+/// The weight `a` of the semantic term in the fused score.
+pub const SEMANTIC_WEIGHT: f64 = 0.035;
+/// The cosine `τ` below which the embedding adds nothing (and cannot bring in a tool by itself).
+pub const SEMANTIC_THRESHOLD: f32 = 0.50;
+
+/// The fused score of a tool that is not an exact name match: `lex` its lexical score (0 if the
+/// lexical side did not find it), `cos` its cosine with the query (`None`: no vector).
+pub fn fuse(lex: f64, cos: Option<f32>) -> f64 {
+  let tau = f64::from(SEMANTIC_THRESHOLD);
+  let semantic = cos.map_or(0.0, |c| ((f64::from(c) - tau) / (1.0 - tau)).max(0.0));
+  round((1.0 - SEMANTIC_WEIGHT) * lex + SEMANTIC_WEIGHT * semantic).min(BELOW_EXACT)
+}
+
 /// The highest score of a tool that is not an exact name match.
 pub const BELOW_EXACT: f64 = 0.9999;
 
@@ -170,6 +193,18 @@ mod tests {
       score(&q, &tool(&["creat", "issu"], &[]), &[1.0; 6], 1.0)
         > score(&q, &tool(&["bug", "creat", "issu"], &[]), &[1.0; 6], 1.0)
     );
+  }
+
+  #[test]
+  fn fusion_stays_in_bounds_and_is_monotone() {
+    assert_eq!(fuse(0.0, None), 0.0);
+    assert_eq!(fuse(0.0, Some(SEMANTIC_THRESHOLD)), 0.0);
+    assert_eq!(fuse(0.0, Some(0.2)), 0.0);
+    assert_eq!(fuse(0.5, Some(-1.0)), round(0.5 * (1.0 - SEMANTIC_WEIGHT)));
+    assert_eq!(fuse(0.9999, Some(1.0)), BELOW_EXACT);
+    assert_eq!(fuse(0.0, Some(1.0)), round(SEMANTIC_WEIGHT));
+    assert!(fuse(0.4, Some(0.8)) > fuse(0.4, Some(0.6)) && fuse(0.4, Some(0.6)) > fuse(0.4, None));
+    assert!(fuse(0.41, None) > fuse(0.4, None));
   }
 
   #[test]

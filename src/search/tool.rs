@@ -6,6 +6,8 @@ use serde_json::Value;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Tool {
   pub name: String,
+  /// The display title (MCP `title`, else `annotations.title`): read by the semantic signal only.
+  pub title: Option<String>,
   pub app_id: Option<String>,
   pub description: Option<String>,
   pub source: Option<String>,
@@ -14,6 +16,9 @@ pub struct Tool {
   pub properties: Vec<String>,
   /// Text of the tool's examples (their descriptions, or the strings themselves).
   pub examples: Vec<String>,
+  /// Descriptions of the input schema's properties (nested ones included): read by the semantic
+  /// signal only.
+  pub property_descriptions: Vec<String>,
 }
 
 /// At most this many property names are taken from one schema.
@@ -27,6 +32,55 @@ pub fn property_names(schema: &Value) -> Vec<String> {
   let mut out = Vec::new();
   collect_properties(schema, 0, &mut out);
   out
+}
+
+/// At most this many characters are kept of one property description.
+pub const MAX_PROPERTY_DESCRIPTION_CHARS: usize = 1024;
+
+/// The descriptions of the properties of a JSON Schema (the `description` string of each property
+/// schema), walking the same structure as [`property_names`], at most [`MAX_PROPERTIES`] of them,
+/// each cut to [`MAX_PROPERTY_DESCRIPTION_CHARS`].
+pub fn property_descriptions(schema: &Value) -> Vec<String> {
+  let mut out = Vec::new();
+  collect_descriptions(schema, 0, &mut out);
+  out
+}
+
+fn collect_descriptions(schema: &Value, depth: usize, out: &mut Vec<String>) {
+  let Value::Object(map) = schema else { return };
+  if depth > MAX_SCHEMA_DEPTH {
+    return;
+  }
+  if let Some(Value::Object(props)) = map.get("properties") {
+    for sub in props.values() {
+      if out.len() >= MAX_PROPERTIES {
+        return;
+      }
+      if let Some(Value::String(d)) = sub.get("description") {
+        if !d.trim().is_empty() {
+          out.push(d.chars().take(MAX_PROPERTY_DESCRIPTION_CHARS).collect());
+        }
+      }
+      collect_descriptions(sub, depth + 1, out);
+    }
+  }
+  if let Some(items) = map.get("items") {
+    collect_descriptions(items, depth + 1, out);
+  }
+  for key in ["anyOf", "oneOf", "allOf"] {
+    if let Some(Value::Array(list)) = map.get(key) {
+      for sub in list {
+        collect_descriptions(sub, depth + 1, out);
+      }
+    }
+  }
+  for key in ["$defs", "definitions"] {
+    if let Some(Value::Object(defs)) = map.get(key) {
+      for sub in defs.values() {
+        collect_descriptions(sub, depth + 1, out);
+      }
+    }
+  }
 }
 
 fn collect_properties(schema: &Value, depth: usize, out: &mut Vec<String>) {
@@ -84,6 +138,21 @@ mod tests {
     names.sort();
     assert_eq!(names, ["branchName", "color", "email", "labels", "name", "owner", "target"]);
     assert!(property_names(&json!("not a schema")).is_empty());
+  }
+
+  #[test]
+  fn reads_property_descriptions() {
+    let schema = json!({
+      "properties": {
+        "owner": { "type": "string", "description": "Repository owner" },
+        "labels": { "items": { "properties": { "name": { "description": "Label name" } } } },
+        "blank": { "description": "  " },
+        "odd": { "description": 3 }
+      }
+    });
+    assert_eq!(property_descriptions(&schema), ["Repository owner", "Label name"]);
+    let long = json!({ "properties": { "p": { "description": "x".repeat(5000) } } });
+    assert_eq!(property_descriptions(&long)[0].len(), MAX_PROPERTY_DESCRIPTION_CHARS);
   }
 
   #[test]

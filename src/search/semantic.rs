@@ -1,0 +1,178 @@
+//! The semantic signal's side of the index: which text of a tool is embedded, and the tool vectors
+//! (one row per tool, contiguous, so a query is scored against all tools in one linear scan).
+//!
+//! The fusion with the lexical score is in `score.rs` ([`super::score::fuse`]).
+
+use std::collections::HashMap;
+
+use super::{analysis, embed, Tool};
+
+/// At most this many characters of a tool are embedded (all parts together).
+pub const MAX_TOOL_TEXT_CHARS: usize = 32 * 1024;
+
+/// The text of a tool that is embedded, the same parts in the same way as
+/// `scripts/embeddings/evaluate.py` (where the fusion was tuned): the name split into words (by the
+/// index's own splitting; without an `app:` prefix, which names the server, not what the tool
+/// does, as the tuned texts had it), the title, the description, and the input properties' names
+/// (split the same way) and descriptions, joined with `" . "`. Empty parts are left out.
+pub fn tool_text(tool: &Tool) -> String {
+  let mut text = String::new();
+  let mut budget = MAX_TOOL_TEXT_CHARS;
+  let mut push = |text: &mut String, part: &str| {
+    let part = part.trim();
+    if part.is_empty() || budget == 0 {
+      return;
+    }
+    if !text.is_empty() {
+      text.push_str(" . ");
+    }
+    let cut = part.char_indices().nth(budget).map_or(part.len(), |(i, _)| i);
+    budget = budget.saturating_sub(part[..cut].chars().count());
+    text.push_str(&part[..cut]);
+  };
+  let split = |identifier: &str| {
+    let mut words = String::new();
+    analysis::for_each_word(identifier, usize::MAX, |w| {
+      if !words.is_empty() {
+        words.push(' ');
+      }
+      words.push_str(w);
+    });
+    words
+  };
+  let local = tool.name.rsplit_once(':').map_or(tool.name.as_str(), |(_, local)| local);
+  push(&mut text, &split(if local.trim().is_empty() { &tool.name } else { local }));
+  if let Some(title) = &tool.title {
+    push(&mut text, title);
+  }
+  if let Some(description) = &tool.description {
+    push(&mut text, description);
+  }
+  for property in &tool.properties {
+    push(&mut text, &split(property));
+  }
+  for description in &tool.property_descriptions {
+    push(&mut text, description);
+  }
+  text
+}
+
+/// The unit vector of a tool (`None`: no known token, or no table).
+pub fn tool_vector(table: &embed::Table, tool: &Tool) -> Option<Vec<f32>> {
+  table.embed(&tool_text(tool))
+}
+
+/// The tool vectors, by tool id: rows of one matrix.
+#[derive(Default)]
+pub struct Vectors {
+  dims: usize,
+  data: Vec<f32>,
+  ids: Vec<u64>,
+  slots: HashMap<u64, usize>,
+}
+
+impl Vectors {
+  /// Stores the vector of tool `id` (replacing its old one). Vectors of another length are ignored.
+  pub fn insert(&mut self, id: u64, vector: &[f32]) {
+    if self.ids.is_empty() {
+      self.dims = vector.len();
+    }
+    if vector.len() != self.dims || vector.is_empty() {
+      return;
+    }
+    self.remove(id);
+    self.slots.insert(id, self.ids.len());
+    self.ids.push(id);
+    self.data.extend_from_slice(vector);
+  }
+
+  /// Drops the vector of tool `id`, if any (the last row moves into its place).
+  pub fn remove(&mut self, id: u64) {
+    let Some(slot) = self.slots.remove(&id) else { return };
+    let last = self.ids.len() - 1;
+    if slot != last {
+      let moved = self.ids[last];
+      self.ids[slot] = moved;
+      self.data.copy_within(last * self.dims..(last + 1) * self.dims, slot * self.dims);
+      self.slots.insert(moved, slot);
+    }
+    self.ids.truncate(last);
+    self.data.truncate(last * self.dims);
+  }
+
+  pub fn clear(&mut self) {
+    self.data.clear();
+    self.ids.clear();
+    self.slots.clear();
+  }
+
+  pub fn len(&self) -> usize {
+    self.ids.len()
+  }
+
+  pub fn is_empty(&self) -> bool {
+    self.ids.is_empty()
+  }
+
+  /// The cosine of `query` (a unit vector) with tool `id`'s vector.
+  pub fn cosine(&self, id: u64, query: &[f32]) -> Option<f32> {
+    let slot = *self.slots.get(&id)?;
+    self.data.get(slot * self.dims..(slot + 1) * self.dims).map(|row| embed::dot(row, query))
+  }
+
+  /// Calls `each(id, cosine)` for every tool whose cosine with `query` is at least `threshold`.
+  pub fn at_least(&self, query: &[f32], threshold: f32, mut each: impl FnMut(u64, f32)) {
+    if query.len() != self.dims || self.dims == 0 {
+      return;
+    }
+    for (row, &id) in self.data.chunks_exact(self.dims).zip(&self.ids) {
+      let cos = embed::dot(row, query);
+      if cos >= threshold {
+        each(id, cos);
+      }
+    }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  #![allow(clippy::expect_used)]
+  use super::*;
+
+  #[test]
+  fn tool_text_has_the_parts_evaluate_py_reads() {
+    let tool = Tool {
+      name: "github:createIssue".into(),
+      title: Some("Create issue".into()),
+      description: Some("Open a new issue".into()),
+      properties: vec!["repoName".into(), "body".into()],
+      property_descriptions: vec!["The repository".into(), " ".into()],
+      ..Tool::default()
+    };
+    assert_eq!(tool_text(&tool), "create issue . Create issue . Open a new issue . repo name . body . The repository");
+    let huge = Tool { name: "x".into(), description: Some("word ".repeat(20_000)), ..Tool::default() };
+    assert_eq!(tool_text(&huge).chars().count(), "x . ".len() + MAX_TOOL_TEXT_CHARS - 1);
+  }
+
+  #[test]
+  fn vectors_insert_replace_remove() {
+    let mut v = Vectors::default();
+    v.insert(1, &[1.0, 0.0]);
+    v.insert(2, &[0.0, 1.0]);
+    v.insert(3, &[0.6, 0.8]);
+    v.insert(1, &[0.8, 0.6]);
+    v.insert(4, &[1.0]); // wrong length: ignored
+    assert_eq!(v.len(), 3);
+    assert_eq!(v.cosine(1, &[1.0, 0.0]), Some(0.8));
+    v.remove(2);
+    v.remove(9);
+    let mut seen = Vec::new();
+    v.at_least(&[1.0, 0.0], 0.7, |id, c| seen.push((id, c)));
+    seen.sort_by_key(|s| s.0);
+    assert_eq!(seen, [(1, 0.8)]);
+    assert_eq!(v.cosine(3, &[0.0, 1.0]), Some(0.8));
+    assert_eq!(v.cosine(2, &[0.0, 1.0]), None);
+    v.clear();
+    assert!(v.is_empty() && v.cosine(1, &[1.0, 0.0]).is_none());
+  }
+}
