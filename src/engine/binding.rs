@@ -27,7 +27,6 @@ use crate::sandbox::binding::{host_failure, json_of, read_host, Sandbox, Sandbox
 use crate::sandbox::bridge::Host;
 use crate::sandbox::config::ExecuteConfig;
 use crate::search::IndexOptions;
-use crate::validator::Language;
 
 const ENGINE_JS: &str = include_str!("engine.js");
 
@@ -378,47 +377,12 @@ impl CodeCall {
     let mut exec = ExecuteConfig::new(self.sandbox()?.config());
     let host_object = read_host(env, host, &mut exec)?;
     let input = self.json_value(env, input, "input")?;
-    let Value::Object(mut input) = input else {
-      return Err(args::invalid_arg(env, "input must be an object"));
+    // The engine is borrowed only while the input is read: the launch may run the host's code.
+    let (script, callable) = {
+      let engine = self.engine()?;
+      let script = engine.read_execute_input(input, &mut exec).map_err(|message| args::invalid_arg(env, message))?;
+      (script, engine.callable())
     };
-    let script = match input.remove("script") {
-      Some(Value::String(s)) => s,
-      _ => return Err(args::invalid_arg(env, "input.script must be a string")),
-    };
-    match input.remove("language") {
-      None | Some(Value::Null) => {}
-      Some(Value::String(l)) => {
-        exec.language = Language::parse(&l).ok_or_else(|| {
-          args::invalid_arg(env, format!("input.language must be 'javascript' or 'typescript' (got '{l}')"))
-        })?;
-      }
-      Some(_) => return Err(args::invalid_arg(env, "input.language must be a string")),
-    }
-    match input.remove("context") {
-      None | Some(Value::Null) => {}
-      Some(c @ Value::Object(_)) => exec.context_json = c.to_string(),
-      Some(_) => return Err(args::invalid_arg(env, "input.context must be an object")),
-    }
-    if let Some(v) = input.remove("input") {
-      exec.input_json = Some(v.to_string());
-    }
-    match input.remove("allowedTools") {
-      None | Some(Value::Null) => {}
-      Some(Value::Array(items)) => {
-        let mut list = Vec::with_capacity(items.len());
-        for (i, item) in items.into_iter().enumerate() {
-          match item {
-            Value::String(s) => list.push(s),
-            _ => return Err(args::invalid_arg(env, format!("input.allowedTools[{i}] must be a string"))),
-          }
-        }
-        exec.allowed_tools = Some(list);
-      }
-      Some(_) => return Err(args::invalid_arg(env, "input.allowedTools must be an array of strings")),
-    }
-    // The registry answers the sandbox's getTool: only indexed tools are callable.
-    exec.host_get_tool = true;
-    let callable = self.engine()?.callable();
     let wrap = move |inner: Arc<dyn Host>| -> Arc<dyn Host> { Arc::new(EngineHost::new(inner, callable.clone())) };
     self.sandbox_mut()?.launch(env, script, host_object, exec, None, Some(&wrap))
   }

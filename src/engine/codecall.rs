@@ -1,5 +1,6 @@
 //! `CodeCall`'s core, plain Rust: the registry, the index kept in step with it, and the meta-tools
-//! that need no JavaScript (`listTools`, `metaTools`, `search`, `describe`, the checks of `invoke`).
+//! (`listTools`, `metaTools`, `search`, `describe`, the checks of `invoke`, and `execute`: its input
+//! read into an execution's settings, the host wrapped, the plan started on a sandbox runner).
 //! Inputs arrive as JSON values (what a model sent); bad ones are `Err(message)`, which the binding
 //! turns into `ERR_INVALID_ARG`.
 
@@ -9,16 +10,21 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::examples::usage_examples;
-use super::host::Callable;
+use super::host::{Callable, EngineHost};
 use super::meta::{self, Describing, Meta, MetaNames};
 use super::registry::{empty_object_schema, Mode, ToolDef};
 use super::typescript::declaration;
 use crate::common::ErrorCode;
+use crate::sandbox::bridge::Host;
+use crate::sandbox::config::ExecuteConfig;
+use crate::sandbox::runner::Runner;
+use crate::sandbox::shared::Shared;
 use crate::search::{
   tool::{property_descriptions, property_names},
   IndexError, IndexOptions, SearchOptions, Tool, ToolIndex,
 };
 use crate::validator::policy::SelfReference;
+use crate::validator::Language;
 
 /// Most usage examples per described tool (seed 001).
 pub const MAX_USAGE_EXAMPLES: usize = 5;
@@ -397,6 +403,72 @@ impl Engine {
       out.insert("omitted".into(), Value::Array(omitted));
     }
     Ok(Value::Object(out))
+  }
+
+  /// Reads `codecall:execute`'s input (`{ script, language?, context?, input?, allowedTools? }`)
+  /// into `exec` and returns the script. `Err` is an invalid argument (`ERR_INVALID_ARG`).
+  pub fn read_execute_input(&self, input: Value, exec: &mut ExecuteConfig) -> Result<String, String> {
+    let Value::Object(mut input) = input else { return Err("input must be an object".into()) };
+    let script = match input.remove("script") {
+      Some(Value::String(s)) => s,
+      _ => return Err("input.script must be a string".into()),
+    };
+    match input.remove("language") {
+      None | Some(Value::Null) => {}
+      Some(Value::String(l)) => {
+        exec.language = Language::parse(&l)
+          .ok_or_else(|| format!("input.language must be 'javascript' or 'typescript' (got '{l}')"))?;
+      }
+      Some(_) => return Err("input.language must be a string".into()),
+    }
+    match input.remove("context") {
+      None | Some(Value::Null) => {}
+      Some(c @ Value::Object(_)) => exec.context_json = c.to_string(),
+      Some(_) => return Err("input.context must be an object".into()),
+    }
+    if let Some(v) = input.remove("input") {
+      exec.input_json = Some(v.to_string());
+    }
+    match input.remove("allowedTools") {
+      None | Some(Value::Null) => {}
+      Some(Value::Array(items)) => {
+        let mut list = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+          match item {
+            Value::String(s) => list.push(s),
+            _ => return Err(format!("input.allowedTools[{i}] must be a string")),
+          }
+        }
+        exec.allowed_tools = Some(list);
+      }
+      Some(_) => return Err("input.allowedTools must be an array of strings".into()),
+    }
+    // The registry answers the sandbox's getTool: only indexed tools are callable.
+    exec.host_get_tool = true;
+    Ok(script)
+  }
+
+  /// The host a plan runs with: the host's own pipeline behind it, only indexed tools callable,
+  /// `CallToolResult`s unwrapped before the script sees them.
+  pub fn execution_host(&self, host: Arc<dyn Host>) -> Arc<dyn Host> {
+    Arc::new(EngineHost::new(host, self.callable()))
+  }
+
+  /// `codecall:execute` on a sandbox runner, without JavaScript: the result arrives through
+  /// `host.complete`, exactly once. (The binding does the same through the sandbox's napi side,
+  /// which adds abort signals and warnings.)
+  pub fn execute(
+    &self,
+    runner: &Runner,
+    id: String,
+    input: Value,
+    mut exec: ExecuteConfig,
+    host: Arc<dyn Host>,
+  ) -> Result<(), String> {
+    let script = self.read_execute_input(input, &mut exec)?;
+    let shared = Arc::new(Shared::new(id, self.execution_host(host), exec.timeout));
+    runner.submit(script, exec, shared);
+    Ok(())
   }
 
   /// The checks of `codecall:invoke` before the host is called (`filter_allows` is

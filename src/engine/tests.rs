@@ -372,3 +372,120 @@ fn set_tools_never_hides_a_kept_tool_from_a_running_script() {
   reader.join().unwrap();
   assert_eq!(missing.load(Ordering::Relaxed), 0);
 }
+
+// ---- execute, without napi ------------------------------------------------------------------
+
+mod execute {
+  use std::sync::mpsc::{channel, Sender};
+  use std::sync::{Arc, Mutex};
+  use std::time::Duration;
+
+  use serde_json::{json, Value};
+
+  use super::{engine, Mode};
+  use crate::sandbox::bridge::{CallResult, Event, Host, HostCall, Reply};
+  use crate::sandbox::config::{ExecuteConfig, Isolation, SandboxConfig};
+  use crate::sandbox::outcome::{Completed, Outcome};
+  use crate::sandbox::runner::Runner;
+  use crate::sandbox::warnings::Warnings;
+
+  /// The host's own pipeline, faked: answers every tool call with an MCP `CallToolResult` whose
+  /// structured content echoes the call, and records what it was asked.
+  struct Pipeline {
+    calls: Mutex<Vec<String>>,
+    done: Mutex<Sender<Completed>>,
+  }
+
+  impl Host for Pipeline {
+    fn call(&self, call: HostCall, reply: Box<dyn Reply>) {
+      self.calls.lock().unwrap().push(call.name.clone());
+      let input: Value = serde_json::from_str(&call.args_json).unwrap();
+      let result = json!({ "content": [{ "type": "text", "text": "ok" }], "structuredContent": { "tool": call.name, "input": input } });
+      std::thread::spawn(move || reply.send(CallResult::Ok(Some(result.to_string()))));
+    }
+    fn event(&self, _: Event) {}
+    fn get_tool(&self, _: &str, _: Duration) -> Option<String> {
+      panic!("the engine answers getTool from its registry; the host's is never asked")
+    }
+    fn complete(&self, completed: Completed) {
+      let _ = self.done.lock().unwrap().send(completed);
+    }
+  }
+
+  fn run(input: Value) -> (Result<Completed, String>, Vec<String>) {
+    let e = engine(
+      Mode::CodecallOnly,
+      vec![
+        json!({ "name": "users:list", "inputSchema": { "type": "object" } }),
+        json!({ "name": "users:hidden", "inputSchema": { "type": "object" }, "codecall": { "enabledInCodeCall": false } }),
+      ],
+    );
+    let config = Arc::new(SandboxConfig { isolation: Isolation::Thread, ..SandboxConfig::default() });
+    let runner = Runner::new(config.clone(), Arc::new(Mutex::new(Warnings::default()))).unwrap();
+    let (tx, rx) = channel();
+    let host = Arc::new(Pipeline { calls: Mutex::new(Vec::new()), done: Mutex::new(tx) });
+    let started = e.execute(&runner, "exec-1".into(), input, ExecuteConfig::new(&config), host.clone());
+    let result = started.map(|()| rx.recv_timeout(Duration::from_secs(30)).expect("a result"));
+    let calls = host.calls.lock().unwrap().clone();
+    (result, calls)
+  }
+
+  fn ok(c: &Completed) -> Value {
+    match &c.outcome {
+      Outcome::Ok { result_json } => serde_json::from_str(result_json.as_deref().unwrap_or("null")).unwrap(),
+      other => panic!("expected ok, got {other:?}"),
+    }
+  }
+
+  #[test]
+  fn a_plan_calls_indexed_tools_through_the_host_and_sees_unwrapped_results() {
+    let (done, calls) = run(json!({ "script": "const r = await callTool('users:list', { limit: 2 }); return r" }));
+    assert_eq!(ok(&done.unwrap()), json!({ "tool": "users:list", "input": { "limit": 2 } }));
+    assert_eq!(calls, vec!["users:list"]);
+  }
+
+  #[test]
+  fn tools_outside_the_index_are_not_found_before_the_host_is_asked() {
+    for name in ["users:hidden", "nobody:home"] {
+      let (done, calls) = run(json!({ "script": format!("return await callTool('{name}', {{}})") }));
+      assert_eq!(done.unwrap().outcome.code().as_deref(), Some("TOOL_NOT_FOUND"), "{name}");
+      assert!(calls.is_empty(), "{name}: the host saw {calls:?}");
+    }
+  }
+
+  #[test]
+  fn input_settings_reach_the_execution() {
+    let (done, calls) = run(json!({
+      "script": "const x: number = input.n; return { x, who: codecallContext.who, r: await callTool('users:list', {}).catch((e) => e.code) }",
+      "language": "typescript",
+      "context": { "who": "ann" },
+      "input": { "n": 7 },
+      "allowedTools": ["users:other"],
+      "unknownKey": true,
+    }));
+    assert_eq!(ok(&done.unwrap()), json!({ "x": 7, "who": "ann", "r": "ACCESS_DENIED" }));
+    assert!(calls.is_empty());
+    // Optional settings: omitted or null mean the defaults.
+    let (done, _) = run(json!({ "script": "return 1", "language": null, "context": null, "allowedTools": null }));
+    assert_eq!(ok(&done.unwrap()), json!(1));
+  }
+
+  #[test]
+  fn bad_input_is_an_argument_error_and_runs_nothing() {
+    for (input, message) in [
+      (json!("return 1"), "input must be an object"),
+      (json!({}), "input.script must be a string"),
+      (
+        json!({ "script": "return 1", "language": "python" }),
+        "input.language must be 'javascript' or 'typescript' (got 'python')",
+      ),
+      (json!({ "script": "return 1", "context": [1] }), "input.context must be an object"),
+      (json!({ "script": "return 1", "allowedTools": [1] }), "input.allowedTools[0] must be a string"),
+      (json!({ "script": "return 1", "allowedTools": "a" }), "input.allowedTools must be an array of strings"),
+    ] {
+      let (done, calls) = run(input);
+      assert_eq!(done.unwrap_err(), message);
+      assert!(calls.is_empty());
+    }
+  }
+}
