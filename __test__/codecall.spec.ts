@@ -255,7 +255,6 @@ return { ids: list.items.map((u) => u.id), one, text }`,
       cc.setTools(list)
       return cc.search({ query: 'will it rain tomorrow' }).tools.map((t) => t.name)
     }
-    // `semantic` is not in CodeCallOptions' type yet (src/types.d.ts), hence the casts.
     for (const search of [undefined, {}, { semantic: undefined }, { semantic: null }, { semantic: true }]) {
       expect(found({ search: search as never })).toEqual(['weather:get_forecast'])
     }

@@ -256,7 +256,7 @@ describe('ToolIndex: semantic signal (static embeddings)', () => {
     expect(names(indexOf([bare]), paraphrase)).toEqual([])
     for (const t of [titled, annotated, described]) expect(names(indexOf([t]), paraphrase)).toEqual(['fc'])
     // Not strings: ignored, not refused.
-    expect(names(indexOf([{ ...bare, title: 7 } as IndexedTool]), paraphrase)).toEqual([])
+    expect(names(indexOf([{ ...bare, title: 7 } as unknown as IndexedTool]), paraphrase)).toEqual([])
   })
 
   it('unrelated queries still return []', () => {

@@ -166,6 +166,9 @@ export type ExecuteEvent =
 export interface IndexedTool {
   name: string
   appId?: string
+  /** A human title (else `annotations.title`); read by the semantic signal. */
+  title?: string
+  annotations?: { title?: string }
   description?: string
   /** Where the tool comes from (`'inline'`, `'openapi'`, ...), for the `sources` filter. */
   source?: string
@@ -267,6 +270,11 @@ export interface CodeCallOptions {
     synonyms?: boolean
     /** @default true */
     fuzzy?: boolean
+    /**
+     * Blend in similarity from static word embeddings (compiled in; no model runs), so paraphrases
+     * rank the right tool higher. `null` means the default. @default true
+     */
+    semantic?: boolean | null
     /** Hits scoring below it (0..1) are dropped. @default 0 */
     similarityThreshold?: number
   }

@@ -198,7 +198,7 @@ function checkCodecall(raw, serverNames, baseDir) {
   }
   if (own(raw, 'search')) {
     expect(isObject(raw.search), 'an object', raw.search, `${path}.search`)
-    checkKeys(raw.search, ['synonyms', 'fuzzy', 'similarityThreshold'], `${path}.search`)
+    checkKeys(raw.search, ['synonyms', 'fuzzy', 'semantic', 'similarityThreshold'], `${path}.search`)
     out.search = { ...raw.search }
   }
   if (own(raw, 'allowedServers')) {
