@@ -57,6 +57,8 @@ use std::rc::Rc;
 use serde_json::{Map, Number, Value};
 
 use super::schema::{is_identifier, quote, resolve_ref};
+// Keys AgentScript's locked-down presets reject in object literals: the validator's own list.
+use crate::validator::rules::FORBIDDEN_MEMBERS as FORBIDDEN_KEYS;
 
 mod check;
 mod formats;
@@ -111,16 +113,6 @@ const MAX_OPTIONS: usize = 3;
 const INLINE_WIDTH: usize = 80;
 /// Printed values nest at most this deep.
 const MAX_PRINT_DEPTH: usize = 32;
-/// Keys AgentScript's locked-down presets reject in object literals.
-const FORBIDDEN_KEYS: &[&str] = &[
-  "constructor",
-  "__proto__",
-  "prototype",
-  "__defineGetter__",
-  "__defineSetter__",
-  "__lookupGetter__",
-  "__lookupSetter__",
-];
 
 /// One usage example: what it shows, the AgentScript that does it, and the input it passes.
 #[derive(Debug, Clone, PartialEq)]

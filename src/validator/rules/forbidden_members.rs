@@ -12,7 +12,9 @@ use oxc_span::{GetSpan, Span};
 
 use super::{Findings, Rule, Violation, KIND_FORBIDDEN_MEMBER};
 
-const FORBIDDEN: &[&str] = &[
+/// Member names the `secure` and `locked_down` presets refuse (`ForbiddenMember`); the usage
+/// examples never print them as object keys either.
+pub const FORBIDDEN: &[&str] = &[
   "constructor",
   "__proto__",
   "prototype",

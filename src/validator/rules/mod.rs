@@ -18,6 +18,7 @@
 //! is reported, so the answer does not depend on rule order.
 
 mod forbidden_members;
+pub use forbidden_members::FORBIDDEN as FORBIDDEN_MEMBERS;
 mod identifiers;
 mod loops;
 mod module_syntax;
