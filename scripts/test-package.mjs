@@ -100,7 +100,7 @@ check('main tarball: no tests, benches, sources, binaries or build files', () =>
       /(\.spec\.|\.test\.|tsconfig\.json$|Cargo\.(toml|lock)$|^codecall-worker$)/.test(p),
   )
   assert(forbidden.length === 0, `unexpected files: ${forbidden.join(', ')}`)
-  const required = ['package.json', 'index.js', 'index.d.ts', 'README.md', 'LICENSE', 'tool-options.js', 'tool-options.d.ts', 'lib/gateway/cli.mjs']
+  const required = ['package.json', 'index.js', 'index.d.ts', 'README.md', 'LICENSE', 'THIRD_PARTY_NOTICES.md', 'tool-options.js', 'tool-options.d.ts', 'lib/gateway/cli.mjs']
   const missing = required.filter((p) => !main.paths.includes(p))
   assert(missing.length === 0, `missing: ${missing.join(', ')}`)
   return `${main.paths.length} files`
