@@ -295,9 +295,7 @@ impl ToolIndex {
         for (id, lex) in lexical {
           let Some(entry) = self.entries.get(&id) else { continue };
           found.insert(id);
-          let fused =
-            if entry.keys.contains(&whole) { 1.0 } else { score::fuse(lex, self.vectors.cosine(id, &vector)) };
-          hits.push((fused, entry));
+          hits.push((score::fuse(lex, self.vectors.cosine(id, &vector)), entry));
         }
         // Tools the lexical side missed: only on a strong semantic match, through the filters, and
         // only for a query with a content word the table knows whole (fragments and filler pool

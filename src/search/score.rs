@@ -132,9 +132,13 @@ pub const SEMANTIC_WEIGHT: f64 = 0.035;
 /// The cosine `τ` below which the embedding adds nothing (and cannot bring in a tool by itself).
 pub const SEMANTIC_THRESHOLD: f32 = 0.50;
 
-/// The fused score of a tool that is not an exact name match: `lex` its lexical score (0 if the
-/// lexical side did not find it), `cos` its cosine with the query (`None`: no vector).
+/// The fused score of a tool: `lex` its lexical score (0 if the lexical side did not find it; 1,
+/// an exact name, stays 1), `cos` its cosine with the query (`None`: no vector).
 pub fn fuse(lex: f64, cos: Option<f32>) -> f64 {
+  if lex >= 1.0 {
+    // Only the tool's own name scores 1 lexically (`score` stays below it): it stays 1.
+    return 1.0;
+  }
   let tau = f64::from(SEMANTIC_THRESHOLD);
   let semantic = cos.map_or(0.0, |c| ((f64::from(c) - tau) / (1.0 - tau)).max(0.0));
   round((1.0 - SEMANTIC_WEIGHT) * lex + SEMANTIC_WEIGHT * semantic).min(BELOW_EXACT)
@@ -202,6 +206,7 @@ mod tests {
     assert_eq!(fuse(0.0, Some(0.2)), 0.0);
     assert_eq!(fuse(0.5, Some(-1.0)), round(0.5 * (1.0 - SEMANTIC_WEIGHT)));
     assert_eq!(fuse(0.9999, Some(1.0)), BELOW_EXACT);
+    assert_eq!(fuse(1.0, Some(-1.0)), 1.0);
     assert_eq!(fuse(0.0, Some(1.0)), round(SEMANTIC_WEIGHT));
     assert!(fuse(0.4, Some(0.8)) > fuse(0.4, Some(0.6)) && fuse(0.4, Some(0.6)) > fuse(0.4, None));
     assert!(fuse(0.41, None) > fuse(0.4, None));
