@@ -39,7 +39,7 @@ fn corpus(path: &str, n: usize) -> Result<Vec<Tool>, Box<dyn std::error::Error>>
           name: format!("{app}:{}", t["name"].as_str().unwrap_or("")),
           app_id: Some(app),
           description: t["description"].as_str().map(str::to_string),
-          properties: codecall_native::search::tool::property_names(&t["inputSchema"]),
+          properties: codecall_native::search::property_names(&t["inputSchema"]),
           ..Tool::default()
         }
       })

@@ -74,5 +74,5 @@ fn main() {
       );
     }
   }
-  println!("worst: {worst:.1} B/byte (bound: {} B/byte)", codecall_native::validator::stack::STACK_PER_SOURCE_BYTE);
+  println!("worst: {worst:.1} B/byte (bound: {} B/byte)", codecall_native::validator::STACK_PER_SOURCE_BYTE);
 }

@@ -68,6 +68,8 @@ def main() -> None:
         "  Punct,",
         "}",
         "",
+        '/// The Unicode version of these tables (Python\'s `unicodedata` that made them); a test reads it.',
+        '#[cfg(test)]',
         f'pub const UNICODE_VERSION: &str = "{u.unidata_version}";',
         "",
         "use Class::{Drop as D, Mark as M, Punct as P, Space as S};",

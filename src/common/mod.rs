@@ -3,10 +3,11 @@
 //!
 //! Nothing here runs a script or parses one.
 
+pub mod args;
 pub mod codes;
+mod error;
 pub mod preset;
 
-pub mod args;
-
 pub use codes::ErrorCode;
+pub use error::InvalidArgument;
 pub use preset::{Preset, PresetDefaults};

@@ -14,16 +14,15 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{FnArgs, Function, FunctionCallContext, JsObjectValue, Object, ObjectRef, Unknown};
 use napi::{Env, JsValue, Status, ValueType};
 use napi_derive::napi;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use super::codecall::{Engine, EngineOptions};
 use super::host::EngineHost;
+use super::invoke::{Finished, InvokeInput};
 use super::meta::{Meta, MetaNames};
 use super::registry::{Mode, ToolDef};
-use super::unwrap::unwrap_json;
 use crate::common::args::{self, array_arg, object_arg, present};
-use crate::common::ErrorCode;
-use crate::sandbox::binding::{host_failure, json_of, read_host, Sandbox, SandboxOptions};
+use crate::sandbox::binding::{call_result, event_json, json_of, read_host, Sandbox, SandboxOptions};
 use crate::sandbox::bridge::Host;
 use crate::sandbox::config::ExecuteConfig;
 use crate::search::IndexOptions;
@@ -47,9 +46,9 @@ pub struct CodeCall {
 }
 
 type Fn1<'env, A, R> = Function<'env, A, R>;
-/// `invoke(host, name, inputJson, meta, finish)` of engine.js.
+/// `invoke(host, name, inputJson, meta, startJson, finish)` of engine.js.
 type InvokeFn<'env> =
-  Function<'env, FnArgs<(Object<'env>, String, String, Object<'env>, Unknown<'env>)>, Unknown<'env>>;
+  Function<'env, FnArgs<(Object<'env>, String, String, Object<'env>, String, Unknown<'env>)>, Unknown<'env>>;
 
 #[napi]
 impl CodeCall {
@@ -401,22 +400,14 @@ impl CodeCall {
       return Err(args::invalid_arg(env, "host.callTool must be a function"));
     }
     let input = self.json_value(env, input, "input")?;
-    let Value::Object(mut input) = input else {
-      return Err(args::invalid_arg(env, "input must be an object"));
-    };
-    let tool = match input.remove("tool") {
-      Some(Value::String(s)) => s,
-      _ => return Err(args::invalid_arg(env, "input.tool must be a string")),
-    };
-    let tool_input = match input.remove("input") {
-      None | Some(Value::Null) => Value::Object(Map::new()),
-      Some(v) => v,
-    };
+    let input = InvokeInput::read(input).map_err(|e| args::invalid_arg(env, e))?;
     let filter = self.callback(env, "filter")?;
     let allow_fn: Option<Fn1<FnArgs<(Unknown, String)>, bool>> = self.helper(env)?.get("allow")?;
     let mut filter_error = None;
+    self.next_invoke.set(self.next_invoke.get() + 1);
+    let id = format!("invoke-{}-{}", self.instance, self.next_invoke.get());
     // A shared borrow: the filter may read this CodeCall (listTools, describe), not change it.
-    let check = self.engine()?.check_invoke(&tool, |def| match (filter, &allow_fn) {
+    let begun = self.engine()?.begin_invoke(input, &id, |def| match (filter, &allow_fn) {
       (Some(filter), Some(allow)) => match allow.call(FnArgs::from((filter, def.summary().to_string()))) {
         Ok(allowed) => allowed,
         Err(e) => {
@@ -429,33 +420,31 @@ impl CodeCall {
     if let Some(e) = filter_error {
       return Err(e);
     }
-    if let Err(refusal) = check {
-      let out = json!({
-        "status": "error",
-        "error": { "code": refusal.code.as_str(), "message": refusal.message, "toolName": tool, "toolInput": tool_input },
-      });
-      let out = self.to_js(env, &out)?;
-      return self.resolved(env, out);
-    }
-    self.next_invoke.set(self.next_invoke.get() + 1);
-    let id = format!("invoke-{}-{}", self.instance, self.next_invoke.get());
+    let invocation = match begun {
+      Ok(invocation) => invocation,
+      Err(refused) => {
+        let out = self.to_js(env, &refused)?;
+        return self.resolved(env, out);
+      }
+    };
+    let call = invocation.call().clone();
     let mut meta = Object::new(env)?;
-    meta.set("callId", id.as_str())?;
-    meta.set("executionId", id.as_str())?;
-    let input_json = tool_input.to_string();
+    meta.set("callId", call.call_id.as_str())?;
+    meta.set("executionId", call.execution_id.as_str())?;
+    let start = event_json(&invocation.start_event());
     let finish = {
-      let (tool, input_json) = (tool.clone(), input_json.clone());
+      let pending = Cell::new(Some(invocation));
       env.create_function_from_closure::<Unknown, String, _>(
         "finish",
         move |ctx: FunctionCallContext| -> napi::Result<String> {
-          let error: Option<String> = ctx.get(0)?;
-          let value: Option<String> = ctx.get(1)?;
-          Ok(invoke_result(&tool, &input_json, error, value))
+          let invocation = pending.take().ok_or_else(|| napi::Error::from_reason("invoke finished twice"))?;
+          let Finished { result, end } = invocation.finish(call_result(ctx.get(0)?, ctx.get(1)?));
+          Ok(format!(r#"{{"result":{result},"end":{}}}"#, event_json(&end)))
         },
       )?
     };
     let invoke: InvokeFn = self.helper(env)?.get("invoke")?.ok_or_else(|| napi::Error::from_reason("invoke"))?;
-    invoke.call(FnArgs::from((host, tool, input_json, meta, finish.to_unknown())))
+    invoke.call(FnArgs::from((host, call.name, call.args_json, meta, start, finish.to_unknown())))
   }
 
   fn handle_inner<'env>(
@@ -487,36 +476,6 @@ impl CodeCall {
 /// inside `includeTools`).
 fn busy() -> napi::Error {
   napi::Error::from_reason("CodeCall is busy: a callback cannot change it while it is being changed")
-}
-
-/// The JSON of an invoke's result from the host's answer (`errorJson` as host.js describes errors).
-fn invoke_result(tool: &str, input_json: &str, error: Option<String>, value: Option<String>) -> String {
-  let tool_input: Value = serde_json::from_str(input_json).unwrap_or(Value::Null);
-  let failure = match error {
-    Some(e) => Err(host_failure(&e)),
-    None => unwrap_json(value),
-  };
-  match failure {
-    Ok(value) => {
-      let mut o = Map::new();
-      o.insert("status".into(), Value::String("ok".into()));
-      if let Some(v) = value.and_then(|v| serde_json::from_str::<Value>(&v).ok()) {
-        o.insert("result".into(), v);
-      }
-      Value::Object(o).to_string()
-    }
-    Err(f) => {
-      let mut e = Map::new();
-      e.insert("code".into(), Value::String(f.code.unwrap_or_else(|| ErrorCode::ToolExecutionError.as_str().into())));
-      e.insert("message".into(), Value::String(f.message));
-      e.insert("toolName".into(), Value::String(tool.to_string()));
-      e.insert("toolInput".into(), tool_input);
-      if let Some(d) = f.details_json.and_then(|d| serde_json::from_str::<Value>(&d).ok()) {
-        e.insert("details".into(), d);
-      }
-      json!({ "status": "error", "error": Value::Object(e) }).to_string()
-    }
-  }
 }
 
 fn function_arg<'env>(env: &Env, v: Unknown<'env>, name: &str) -> napi::Result<Unknown<'env>> {

@@ -19,12 +19,8 @@ use crate::sandbox::bridge::Host;
 use crate::sandbox::config::ExecuteConfig;
 use crate::sandbox::runner::Runner;
 use crate::sandbox::shared::Shared;
-use crate::search::{
-  tool::{property_descriptions, property_names},
-  IndexError, IndexOptions, SearchOptions, Tool, ToolIndex,
-};
-use crate::validator::policy::SelfReference;
-use crate::validator::Language;
+use crate::search::{property_descriptions, property_names, IndexError, IndexOptions, SearchOptions, Tool, ToolIndex};
+use crate::validator::{Language, SelfReference};
 
 /// Most usage examples per described tool (seed 001).
 pub const MAX_USAGE_EXAMPLES: usize = 5;

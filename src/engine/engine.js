@@ -30,10 +30,10 @@
     resolve(value) {
       return Promise.resolve(value);
     },
-    // codecall:invoke — one call into the host's pipeline; `finish(errorJson, valueJson)` (Rust)
-    // shapes the result JSON. tool_call_start / tool_call_end go to `host.onEvent` as in execute.
-    // The promise never rejects.
-    invoke(host, name, inputJson, meta, finish) {
+    // codecall:invoke's one call into the host's pipeline. Rust (engine/invoke.rs) decides
+    // everything: the start event, then `finish(errorJson, valueJson)` returns
+    // `{ result, end }` as JSON; `end` is the tool_call_end event. The promise never rejects.
+    invoke(host, name, inputJson, meta, startJson, finish) {
       const emit = (event) => {
         if (typeof host.onEvent !== 'function') return;
         try {
@@ -42,21 +42,23 @@
           // A throwing onEvent never breaks the call.
         }
       };
-      const ids = { executionId: meta.executionId, callId: meta.callId, toolName: name };
-      const started = performance.now();
-      emit({ type: 'tool_call_start', ...ids, input: parse(inputJson) });
+      emit(parse(startJson));
       return new Promise((resolve) => {
         settle(host.callTool, host, [name, parse(inputJson), meta], (errorJson, valueJson) => {
-          let result;
+          let out;
           try {
-            result = parse(finish(errorJson, valueJson));
+            out = parse(finish(errorJson, valueJson));
           } catch (e) {
-            result = { status: 'error', error: { code: 'TOOL_EXECUTION_ERROR', message: String(e && e.message), toolName: name, toolInput: parse(inputJson) } };
+            // Only if Rust could not be reached: still one end event and one error result.
+            const error = { code: 'TOOL_EXECUTION_ERROR', message: String(e && e.message) };
+            const ids = { executionId: meta.executionId, callId: meta.callId, toolName: name };
+            out = {
+              result: { status: 'error', error: { ...error, toolName: name, toolInput: parse(inputJson) } },
+              end: { type: 'tool_call_end', ...ids, input: parse(inputJson), status: 'error', durationMs: 0, error },
+            };
           }
-          const end = { type: 'tool_call_end', ...ids, input: parse(inputJson), status: result.status === 'ok' ? 'ok' : 'error', durationMs: performance.now() - started };
-          if (result.status !== 'ok') end.error = { code: result.error.code, message: result.error.message };
-          emit(end);
-          resolve(result);
+          emit(out.end);
+          resolve(out.result);
         });
       });
     },

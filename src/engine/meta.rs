@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::validator::policy::{SelfReference, META_TOOL_VERBS};
+use crate::validator::{SelfReference, META_TOOL_VERBS};
 
 /// The four meta-tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::validator::policy::SelfReference;
+use crate::validator::SelfReference;
 
 /// `CodeCallOptions.mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

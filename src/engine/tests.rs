@@ -9,7 +9,7 @@ use super::meta::{Meta, MetaNames};
 use super::registry::{Mode, ToolDef};
 use super::unwrap::{unwrap_json, unwrap_value, Unwrapped};
 use crate::common::ErrorCode;
-use crate::validator::policy::SelfReference;
+use crate::validator::SelfReference;
 
 fn tool(v: Value) -> ToolDef {
   ToolDef::from_json(v, "tools[0]", &SelfReference::default()).expect("valid tool")
@@ -486,6 +486,161 @@ mod execute {
       let (done, calls) = run(input);
       assert_eq!(done.unwrap_err(), message);
       assert!(calls.is_empty());
+    }
+  }
+}
+
+/// `codecall:invoke` through a fake host pipeline: the same steps the binding drives on Node.
+mod invoke {
+  use std::sync::mpsc::{channel, Receiver};
+  use std::sync::{Arc, Mutex};
+  use std::time::Duration;
+
+  use serde_json::{json, Value};
+
+  use super::{engine, EngineOptions, Mode};
+  use crate::common::InvalidArgument;
+  use crate::engine::codecall::Engine;
+  use crate::sandbox::bridge::{CallResult, CallTarget, Event, Host, HostCall, HostFailure, Reply};
+  use crate::sandbox::outcome::Completed;
+
+  /// Answers each tool by name: `ok` with an MCP result echoing the input, `mcp_error` with an
+  /// `isError` result, `throws` with a host failure carrying a code and details. Records calls
+  /// and events in order.
+  #[derive(Default)]
+  struct Pipeline {
+    log: Mutex<Vec<String>>,
+    calls: Mutex<Vec<HostCall>>,
+    events: Mutex<Vec<Event>>,
+  }
+
+  impl Host for Pipeline {
+    fn call(&self, call: HostCall, reply: Box<dyn Reply>) {
+      self.log.lock().unwrap().push(format!("call {}", call.name));
+      self.calls.lock().unwrap().push(call.clone());
+      let answer = match call.name.as_str() {
+        "t:ok" => CallResult::Ok(Some(
+          json!({ "content": [{ "type": "text", "text": "x" }], "structuredContent": { "echo": serde_json::from_str::<Value>(&call.args_json).unwrap() } })
+            .to_string(),
+        )),
+        "t:mcp_error" => {
+          CallResult::Ok(Some(json!({ "isError": true, "content": [{ "type": "text", "text": "upstream broke" }] }).to_string()))
+        }
+        "t:undefined" => CallResult::Ok(None),
+        _ => CallResult::Err(HostFailure {
+          message: "denied by policy".into(),
+          code: Some("ACCESS_DENIED".into()),
+          details_json: Some(r#"{"rule":7}"#.into()),
+        }),
+      };
+      // Answered from another thread, as a real pipeline would.
+      std::thread::spawn(move || reply.send(answer));
+    }
+    fn event(&self, event: Event) {
+      let kind = match &event {
+        Event::ToolCallStart { .. } => "start",
+        Event::ToolCallEnd { .. } => "end",
+        _ => "other",
+      };
+      self.log.lock().unwrap().push(kind.into());
+      self.events.lock().unwrap().push(event);
+    }
+    fn get_tool(&self, _: &str, _: Duration) -> Option<String> {
+      None
+    }
+    fn complete(&self, _: Completed) {
+      panic!("a direct call is not an execution")
+    }
+  }
+
+  fn direct() -> Engine {
+    let mut e = Engine::new(EngineOptions { direct_calls: true, ..EngineOptions::default() }).unwrap();
+    let tools = ["t:ok", "t:mcp_error", "t:undefined", "t:throws"].iter().map(|n| super::tool(json!({ "name": n })));
+    e.set_tools(tools.collect()).unwrap();
+    e
+  }
+
+  fn invoke(e: &Engine, input: Value, filter: bool) -> (Result<Value, InvalidArgument>, Arc<Pipeline>) {
+    let host = Arc::new(Pipeline::default());
+    let (tx, rx) = channel();
+    let started = e.invoke(input, "invoke-1", |_| filter, host.clone(), move |v| tx.send(v).unwrap());
+    (started.map(|()| wait(&rx)), host)
+  }
+
+  fn wait(rx: &Receiver<Value>) -> Value {
+    rx.recv_timeout(Duration::from_secs(10)).expect("a result")
+  }
+
+  #[test]
+  fn one_call_through_the_host_with_events_around_it() {
+    let (result, host) = invoke(&direct(), json!({ "tool": "t:ok", "input": { "n": 1 } }), true);
+    assert_eq!(result.unwrap(), json!({ "status": "ok", "result": { "echo": { "n": 1 } } }));
+    assert_eq!(*host.log.lock().unwrap(), ["start", "call t:ok", "end"]);
+    let call = host.calls.lock().unwrap()[0].clone();
+    assert_eq!((call.execution_id.as_str(), call.call_id.as_str()), ("invoke-1", "invoke-1"));
+    assert_eq!((call.target, call.args_json.as_str()), (CallTarget::Tool, r#"{"n":1}"#));
+    match &host.events.lock().unwrap()[1] {
+      Event::ToolCallEnd { ok, error, input_json, tool_name, duration_ms, .. } => {
+        assert!(*ok && error.is_none() && *duration_ms >= 0.0);
+        assert_eq!((input_json.as_str(), tool_name.as_str()), (r#"{"n":1}"#, "t:ok"));
+      }
+      other => panic!("expected tool_call_end, got {other:?}"),
+    };
+  }
+
+  #[test]
+  fn host_failures_and_mcp_errors_are_error_results() {
+    let (result, host) = invoke(&direct(), json!({ "tool": "t:throws", "input": { "a": [1] } }), true);
+    assert_eq!(
+      result.unwrap(),
+      json!({ "status": "error", "error": { "code": "ACCESS_DENIED", "message": "denied by policy", "toolName": "t:throws", "toolInput": { "a": [1] }, "details": { "rule": 7 } } })
+    );
+    match &host.events.lock().unwrap()[1] {
+      Event::ToolCallEnd { ok, error, .. } => {
+        assert!(!*ok);
+        assert_eq!(error.clone(), Some(("ACCESS_DENIED".to_string(), "denied by policy".to_string())));
+      }
+      other => panic!("expected tool_call_end, got {other:?}"),
+    };
+    let (result, _) = invoke(&direct(), json!({ "tool": "t:mcp_error" }), true);
+    let result = result.unwrap();
+    assert_eq!(result["error"]["code"], "TOOL_EXECUTION_ERROR");
+    assert_eq!(result["error"]["message"], "upstream broke");
+    assert_eq!(result["error"]["toolInput"], json!({}));
+    // A tool that returns nothing: ok, no `result` key.
+    let (result, _) = invoke(&direct(), json!({ "tool": "t:undefined", "input": null }), true);
+    assert_eq!(result.unwrap(), json!({ "status": "ok" }));
+  }
+
+  #[test]
+  fn refusals_answer_at_once_and_the_host_hears_nothing() {
+    let disabled = engine(Mode::CodecallOnly, vec![json!({ "name": "t:ok" })]);
+    for (e, tool, filter, code) in [
+      (&disabled, "t:ok", true, "ACCESS_DENIED"),
+      (&direct(), "t:ok", false, "ACCESS_DENIED"),
+      (&direct(), "t:nope", true, "TOOL_NOT_FOUND"),
+      (&direct(), "codecall:search", true, "SELF_REFERENCE_BLOCKED"),
+    ] {
+      let (result, host) = invoke(e, json!({ "tool": tool, "input": { "q": 1 } }), filter);
+      let result = result.unwrap();
+      assert_eq!(result["status"], "error", "{tool}");
+      assert_eq!(result["error"]["code"], code, "{tool}");
+      assert_eq!((&result["error"]["toolName"], &result["error"]["toolInput"]), (&json!(tool), &json!({ "q": 1 })));
+      assert!(host.log.lock().unwrap().is_empty(), "{tool}: {:?}", host.log.lock().unwrap());
+    }
+  }
+
+  #[test]
+  fn bad_input_is_an_argument_error_and_calls_nothing() {
+    for (input, message) in [
+      (json!(null), "input must be an object"),
+      (json!(["t:ok"]), "input must be an object"),
+      (json!({}), "input.tool must be a string"),
+      (json!({ "tool": 7 }), "input.tool must be a string"),
+    ] {
+      let (result, host) = invoke(&direct(), input, true);
+      assert_eq!(result.unwrap_err().message(), message);
+      assert!(host.log.lock().unwrap().is_empty());
     }
   }
 }

@@ -30,7 +30,7 @@ use super::runner::Runner;
 use super::shared::{lock, Shared};
 use super::warnings::Warnings;
 use crate::common::{args, ErrorCode, Preset};
-use crate::validator::{policy::PolicyOverrides, Language};
+use crate::validator::{Language, PolicyOverrides};
 
 const HOST_JS: &str = include_str!("host.js");
 
@@ -331,7 +331,8 @@ impl Host for NapiHost {
   }
 }
 
-fn event_json(event: &Event) -> String {
+/// An event as the host's `onEvent` receives it (JSON).
+pub(crate) fn event_json(event: &Event) -> String {
   let mut w = JsonWriter::default();
   w.begin_object();
   match event {
@@ -377,8 +378,16 @@ fn event_json(event: &Event) -> String {
   w.finish()
 }
 
+/// What host.js's `settle` reported (`errorJson`, `valueJson`) as the bridge's answer.
+pub(crate) fn call_result(error: Option<String>, value: Option<String>) -> CallResult {
+  match error {
+    Some(e) => CallResult::Err(host_failure(&e)),
+    None => CallResult::Ok(value),
+  }
+}
+
 /// Reads `{ message, code?, details? }` as the host side of `host.js` describes an error.
-pub(crate) fn host_failure(json: &str) -> HostFailure {
+fn host_failure(json: &str) -> HostFailure {
   let value: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
   HostFailure {
     message: value.get("message").and_then(|m| m.as_str()).unwrap_or("Host error").to_string(),
@@ -427,10 +436,7 @@ impl Sandbox {
         let error: Option<String> = ctx.get(1)?;
         let value: Option<String> = ctx.get(2)?;
         match replies.take(token as u64) {
-          Some(Waiting::Call(reply)) => reply.send(match error {
-            Some(e) => CallResult::Err(host_failure(&e)),
-            None => CallResult::Ok(value),
-          }),
+          Some(Waiting::Call(reply)) => reply.send(call_result(error, value)),
           Some(Waiting::GetTool(tx)) => {
             let _ = tx.try_send(if error.is_some() { None } else { value });
           }

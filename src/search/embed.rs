@@ -23,8 +23,6 @@ use std::{
   sync::OnceLock,
 };
 
-/// The Unicode version of the tokenizer's character tables (Python's `unicodedata` that made them).
-pub use unicode::UNICODE_VERSION;
 use unicode::{Class, CLASSES, DECOMPOSED};
 
 /// The compiled-in table.
@@ -43,7 +41,8 @@ pub fn table() -> Option<&'static Table> {
 }
 
 /// The unit vector of `text` by the compiled-in table; `None` when the table is unusable or the
-/// text has no known token.
+/// text has no known token. (The index holds the table itself; this is the tests' door.)
+#[cfg(test)]
 pub fn embed(text: &str) -> Option<Vec<f32>> {
   table()?.embed(text)
 }
@@ -139,12 +138,8 @@ impl Table {
     })
   }
 
-  /// Vector length.
-  pub fn dims(&self) -> usize {
-    self.dims
-  }
-
-  /// The token ids (row numbers) of `text`, in order.
+  /// The token ids (row numbers) of `text`, in order (the tokenizer parity tests read them).
+  #[cfg(test)]
   pub fn token_ids(&self, text: &str) -> Vec<u32> {
     let mut ids = Vec::new();
     let mut bounds = Vec::new();
@@ -290,7 +285,8 @@ pub fn for_each_word(text: &str, mut each: impl FnMut(&str)) {
   }
 }
 
-/// The words of `text` as `for_each_word` gives them (tests, diagnostics).
+/// The words of `text` as `for_each_word` gives them (the tokenizer parity tests read them).
+#[cfg(test)]
 pub fn basic_words(text: &str) -> Vec<String> {
   let mut out = Vec::new();
   for_each_word(text, |w| out.push(w.to_string()));

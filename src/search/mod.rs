@@ -15,18 +15,21 @@
 //!
 //! Uses `common` only (argument errors); knows nothing of the validator or the sandbox.
 
-pub mod analysis;
-pub mod binding;
-pub mod embed;
-pub mod index;
-pub mod score;
-pub mod semantic;
-pub mod synonyms;
-pub mod tool;
-pub mod typo;
+mod analysis;
+// The napi surface: napi registers its class (a test build does not, hence the allow).
+#[cfg_attr(test, allow(dead_code))]
+mod binding;
+mod embed;
+mod index;
+mod score;
+mod semantic;
+mod synonyms;
+mod tool;
+mod typo;
 
+// The layer's surface: everything another layer (or an example program) may name.
 pub use index::{Hit, IndexError, IndexOptions, SearchOptions, ToolIndex, DEFAULT_TOP_K};
-pub use tool::Tool;
+pub use tool::{property_descriptions, property_names, Tool};
 
 #[cfg(test)]
 mod tests;

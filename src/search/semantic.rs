@@ -106,6 +106,7 @@ impl Vectors {
     self.slots.clear();
   }
 
+  #[cfg(test)]
   pub fn len(&self) -> usize {
     self.ids.len()
   }

@@ -12,26 +12,31 @@
 //! Steps 3–7 run with a stack sized for the input (`stack`), so no input can overflow it.
 //! This layer never runs a script and knows nothing of napi; `binding.rs` is its JS surface.
 
-pub mod binding;
-pub mod error;
-pub mod nesting;
-pub mod policy;
-pub mod position;
-pub mod prepare;
-pub mod rules;
-pub mod stack;
-pub mod tool_names;
-pub mod typescript;
+// The napi surface: napi registers its functions (a test build does not, hence the allow).
+#[cfg_attr(test, allow(dead_code))]
+mod binding;
+mod error;
+mod nesting;
+mod policy;
+mod position;
+mod prepare;
+mod rules;
+mod stack;
+mod tool_names;
+mod typescript;
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::Program;
 use oxc_parser::{ParseOptions, Parser};
 use oxc_span::SourceType;
 
+// The layer's surface: everything another layer (or the worker, or a fuzz target) may name.
 pub use error::Rejection;
-pub use policy::{Language, Policy, SelfReference};
+pub use policy::{Language, Policy, PolicyOverrides, SelfReference, META_TOOL_VERBS};
 pub use position::Location;
 pub use prepare::{PrepareOptions, PreparedSource, SourceMapping};
+pub use rules::FORBIDDEN_MEMBERS;
+pub use stack::STACK_PER_SOURCE_BYTE;
 pub use typescript::Stripping;
 
 use crate::common::ErrorCode;

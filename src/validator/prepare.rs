@@ -33,8 +33,7 @@ use oxc_syntax::scope::ScopeFlags;
 
 use super::position::{LineIndex, Location};
 
-/// The name of the loop counter the sandbox passes in.
-pub const TICK: &str = "__cc_tick";
+/// Opens the wrapper; `__cc_tick` is the loop counter the sandbox passes in.
 const PREFIX: &str = "(function (__cc_tick) {\"use strict\"; return async function () {";
 const SUFFIX: &str = "\n}; })";
 

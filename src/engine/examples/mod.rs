@@ -58,7 +58,7 @@ use serde_json::{Map, Number, Value};
 
 use super::schema::{is_identifier, quote, resolve_ref};
 // Keys AgentScript's locked-down presets reject in object literals: the validator's own list.
-use crate::validator::rules::FORBIDDEN_MEMBERS as FORBIDDEN_KEYS;
+use crate::validator::FORBIDDEN_MEMBERS as FORBIDDEN_KEYS;
 
 mod check;
 mod formats;

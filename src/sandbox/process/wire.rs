@@ -13,8 +13,7 @@ use crate::common::Preset;
 use crate::sandbox::bridge::{CallResult, CallTarget, Event, HostCall, HostFailure};
 use crate::sandbox::config::{ExecuteConfig, Isolation, SandboxConfig};
 use crate::sandbox::error::Violation;
-use crate::validator::policy::SelfReference;
-use crate::validator::{Language, Policy};
+use crate::validator::{Language, Policy, SelfReference};
 
 /// Bumped whenever a frame changes; a worker of another protocol is refused.
 pub const PROTOCOL: u32 = 2;

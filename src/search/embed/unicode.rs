@@ -14,6 +14,8 @@ pub enum Class {
   Punct,
 }
 
+/// The Unicode version of these tables (Python's `unicodedata` that made them); a test reads it.
+#[cfg(test)]
 pub const UNICODE_VERSION: &str = "14.0.0";
 
 use Class::{Drop as D, Mark as M, Punct as P, Space as S};

@@ -55,6 +55,7 @@ pub const KIND_NESTING_TOO_DEEP: &str = "NestingTooDeep";
 
 /// Every violation kind, in the order of the `ViolationKind` union in `src/types.d.ts` (a test
 /// holds the two to each other).
+#[cfg(test)]
 pub const ALL_KINDS: [&str; 12] = [
   KIND_ILLEGAL_BUILTIN,
   KIND_DISALLOWED_GLOBAL,
