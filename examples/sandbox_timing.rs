@@ -5,11 +5,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use codecall_native::common::Preset;
-use codecall_native::sandbox::bridge::{CallResult, Event, Host, HostCall, Reply};
-use codecall_native::sandbox::config::{ExecuteConfig, SandboxConfig};
-use codecall_native::sandbox::outcome::Completed;
-use codecall_native::sandbox::pool::Pool;
-use codecall_native::sandbox::shared::Shared;
+use codecall_native::sandbox::Completed;
+use codecall_native::sandbox::Pool;
+use codecall_native::sandbox::Shared;
+use codecall_native::sandbox::{CallResult, Event, Host, HostCall, Reply};
+use codecall_native::sandbox::{ExecuteConfig, SandboxConfig};
 
 struct Echo(Mutex<Sender<Completed>>);
 

@@ -13,6 +13,10 @@
 //!
 //! The core of every layer is plain Rust (tested with `cargo test`); the napi surface lives in each
 //! layer's `binding.rs` and is kept thin.
+//!
+//! Every file inside a layer is a private module: a layer's surface is the `pub use` list in its
+//! `mod.rs`, so a layer that reaches past another's surface does not compile. What the worker
+//! executable, the example programs and the fuzz targets use is on those lists too.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod common;

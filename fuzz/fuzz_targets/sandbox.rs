@@ -6,11 +6,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use codecall_native::common::Preset;
-use codecall_native::sandbox::bridge::{CallResult, Event, Host, HostCall, HostFailure, Reply};
-use codecall_native::sandbox::config::{ExecuteConfig, SandboxConfig};
-use codecall_native::sandbox::engine::{Engine, Execution, Job, ReplySink, Step};
-use codecall_native::sandbox::outcome::Completed;
-use codecall_native::sandbox::shared::Shared;
+use codecall_native::sandbox::{CallResult, Event, Host, HostCall, HostFailure, Reply};
+use codecall_native::sandbox::{ExecuteConfig, SandboxConfig};
+use codecall_native::sandbox::{Engine, Execution, Job, ReplySink, Step};
+use codecall_native::sandbox::Completed;
+use codecall_native::sandbox::Shared;
 use libfuzzer_sys::fuzz_target;
 
 struct NullHost;
@@ -72,8 +72,10 @@ fuzz_target!(|data: &[u8]| {
       *slot = Engine::new().ok();
     }
     let Some(engine) = slot.as_mut() else { return };
+    // The deadline every clock of the execution reads, as the pool's worker gets it.
+    let Some(deadline) = shared.mark_started() else { return };
     let job = Job { script, sandbox: sandbox.clone(), exec: Arc::new(exec), shared };
-    let Ok((mut execution, mut step)) = Execution::start(engine, job, 1, inbox.clone()) else { return };
+    let Ok((mut execution, mut step)) = Execution::start(engine, job, deadline, 1, inbox.clone()) else { return };
     let mut rounds = 0u64;
     while matches!(step, Step::Parked) && rounds < 10_000 {
       rounds += 1;

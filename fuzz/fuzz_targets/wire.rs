@@ -6,9 +6,9 @@
 //! differently). A decoded `Complete` goes through the host's result check.
 #![no_main]
 
-use codecall_native::sandbox::bridge::{CallResult, CallTarget, Event, HostCall, HostFailure};
-use codecall_native::sandbox::config::{ExecuteConfig, SandboxConfig};
-use codecall_native::sandbox::process::wire::{check_result, read_frame, FromWorker, ToWorker};
+use codecall_native::sandbox::{CallResult, CallTarget, Event, HostCall, HostFailure};
+use codecall_native::sandbox::{ExecuteConfig, SandboxConfig};
+use codecall_native::sandbox::{check_result, read_frame, FromWorker, ToWorker};
 use libfuzzer_sys::fuzz_target;
 
 /// The largest frame a peer may announce here (the host uses its own bound, at most `MAX_FRAME`).

@@ -3,7 +3,7 @@
 
 #[cfg(unix)]
 fn main() {
-  codecall_native::sandbox::process::worker::main()
+  codecall_native::sandbox::worker_main()
 }
 
 #[cfg(not(unix))]

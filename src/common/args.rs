@@ -7,7 +7,7 @@ use napi::{
   Env, Error, JsValue, Status, Unknown, ValueType,
 };
 
-use super::ErrorCode;
+use super::{ErrorCode, InvalidArgument};
 
 /// Throws the `TypeError` and returns the error napi-rs needs to see the pending exception.
 pub fn invalid_arg(env: &Env, message: impl AsRef<str>) -> Error {
@@ -46,11 +46,11 @@ pub fn options_arg<T: FromNapiValue>(env: &Env, value: Option<&Unknown<'_>>, nam
 }
 
 /// Checks an optional count or size: a finite, non-negative integer that fits `u64`.
-pub fn non_negative(value: Option<f64>, name: &str) -> Result<Option<u64>, String> {
+pub fn non_negative(value: Option<f64>, name: &str) -> Result<Option<u64>, InvalidArgument> {
   match value {
     None => Ok(None),
     Some(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 => Ok(Some(v as u64)),
-    Some(v) => Err(format!("{name} must be a non-negative integer (got {v})")),
+    Some(v) => Err(format!("{name} must be a non-negative integer (got {v})").into()),
   }
 }
 

@@ -31,3 +31,15 @@ impl AsRef<str> for InvalidArgument {
     &self.0
   }
 }
+
+impl From<String> for InvalidArgument {
+  fn from(message: String) -> Self {
+    Self(message)
+  }
+}
+
+impl From<&str> for InvalidArgument {
+  fn from(message: &str) -> Self {
+    Self(message.to_string())
+  }
+}

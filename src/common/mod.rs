@@ -3,11 +3,14 @@
 //!
 //! Nothing here runs a script or parses one.
 
-pub mod args;
-pub mod codes;
+/// The napi edge's argument readers; only the layers' `binding.rs` files use them.
+pub(crate) mod args;
+mod codes;
 mod error;
-pub mod preset;
+mod preset;
 
+#[cfg(test)]
+pub(crate) use codes::typescript_union;
 pub use codes::ErrorCode;
 pub use error::InvalidArgument;
-pub use preset::{Preset, PresetDefaults};
+pub use preset::{Preset, PresetDefaults, ALWAYS_DISABLED_BUILTINS, FALLBACK_MAX_ITERATIONS, RESERVED_PREFIX};

@@ -4,6 +4,7 @@
 //! option can undo: `eval` and `Function` are disabled builtins in every preset, and identifiers
 //! with the reserved `__cc_` prefix belong to the sandbox.
 
+use super::InvalidArgument;
 /// A named policy, from the strictest to the most permissive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Preset {
@@ -146,11 +147,12 @@ impl Preset {
   }
 
   /// Reads the `preset` option (`None` → `secure`), or says what is wrong with it.
-  pub fn from_option(name: Option<&str>) -> Result<Self, String> {
+  pub fn from_option(name: Option<&str>) -> Result<Self, InvalidArgument> {
     match name {
       None => Ok(Self::default()),
       Some(name) => Self::parse(name).ok_or_else(|| {
         format!("options.preset must be one of 'locked_down', 'secure', 'balanced', 'experimental' (got '{name}')")
+          .into()
       }),
     }
   }

@@ -22,9 +22,9 @@ use super::invoke::{Finished, InvokeInput};
 use super::meta::{Meta, MetaNames};
 use super::registry::{Mode, ToolDef};
 use crate::common::args::{self, array_arg, object_arg, present};
-use crate::sandbox::binding::{call_result, event_json, json_of, read_host, Sandbox, SandboxOptions};
-use crate::sandbox::bridge::Host;
-use crate::sandbox::config::ExecuteConfig;
+use crate::sandbox::ExecuteConfig;
+use crate::sandbox::Host;
+use crate::sandbox::{call_result, event_json, json_of, read_host, Sandbox, SandboxOptions};
 use crate::search::IndexOptions;
 
 const ENGINE_JS: &str = include_str!("engine.js");

@@ -14,11 +14,11 @@ use super::host::{Callable, EngineHost};
 use super::meta::{self, Describing, Meta, MetaNames};
 use super::registry::{empty_object_schema, Mode, ToolDef};
 use super::typescript::declaration;
-use crate::common::ErrorCode;
-use crate::sandbox::bridge::Host;
-use crate::sandbox::config::ExecuteConfig;
-use crate::sandbox::runner::Runner;
-use crate::sandbox::shared::Shared;
+use crate::common::{ErrorCode, InvalidArgument};
+use crate::sandbox::ExecuteConfig;
+use crate::sandbox::Host;
+use crate::sandbox::Runner;
+use crate::sandbox::Shared;
 use crate::search::{property_descriptions, property_names, IndexError, IndexOptions, SearchOptions, Tool, ToolIndex};
 use crate::validator::{Language, SelfReference};
 
@@ -276,7 +276,7 @@ impl Engine {
   }
 
   /// `codecall:search`.
-  pub fn search(&mut self, input: &Value) -> Result<Value, String> {
+  pub fn search(&mut self, input: &Value) -> Result<Value, InvalidArgument> {
     let o = input_object(input, "input")?;
     let mut queries: Vec<String> = Vec::new();
     match o.get("query") {
@@ -290,7 +290,7 @@ impl Engine {
         for (i, q) in items.iter().enumerate() {
           match q {
             Value::String(q) => queries.push(q.clone()),
-            _ => return Err(format!("input.queries[{i}] must be a string")),
+            _ => return Err(format!("input.queries[{i}] must be a string").into()),
           }
         }
       }
@@ -300,7 +300,7 @@ impl Engine {
       return Err("input.query must be a string (or input.queries an array of strings)".into());
     }
     if queries.len() > MAX_QUERIES {
-      return Err(format!("input.queries may hold at most {MAX_QUERIES} queries"));
+      return Err(format!("input.queries may hold at most {MAX_QUERIES} queries").into());
     }
     let top_k = match o.get("topK") {
       None | Some(Value::Null) => self.options.top_k,
@@ -317,7 +317,7 @@ impl Engine {
           match f.get(key) {
             None | Some(Value::Null) | Some(Value::Bool(true)) => {}
             Some(Value::Bool(false)) => exclude.push(source),
-            Some(_) => return Err(format!("input.filter.{key} must be a boolean")),
+            Some(_) => return Err(format!("input.filter.{key} must be a boolean").into()),
           }
         }
       }
@@ -362,7 +362,7 @@ impl Engine {
   }
 
   /// `codecall:describe`.
-  pub fn describe(&self, input: &Value) -> Result<Value, String> {
+  pub fn describe(&self, input: &Value) -> Result<Value, InvalidArgument> {
     let o = input_object(input, "input")?;
     let (key, names) = match (o.get("toolNames"), o.get("tools")) {
       (Some(v), _) if !v.is_null() => ("toolNames", v),
@@ -371,7 +371,7 @@ impl Engine {
     };
     let names = string_list(Some(names), &format!("input.{key}"))?;
     if names.len() > MAX_DESCRIBE_NAMES {
-      return Err(format!("input.{key} may hold at most {MAX_DESCRIBE_NAMES} names"));
+      return Err(format!("input.{key} may hold at most {MAX_DESCRIBE_NAMES} names").into());
     }
     let limit = match o.get("max") {
       None | Some(Value::Null) => self.options.max_definitions,
@@ -403,7 +403,7 @@ impl Engine {
 
   /// Reads `codecall:execute`'s input (`{ script, language?, context?, input?, allowedTools? }`)
   /// into `exec` and returns the script. `Err` is an invalid argument (`ERR_INVALID_ARG`).
-  pub fn read_execute_input(&self, input: Value, exec: &mut ExecuteConfig) -> Result<String, String> {
+  pub fn read_execute_input(&self, input: Value, exec: &mut ExecuteConfig) -> Result<String, InvalidArgument> {
     let Value::Object(mut input) = input else { return Err("input must be an object".into()) };
     let script = match input.remove("script") {
       Some(Value::String(s)) => s,
@@ -432,7 +432,7 @@ impl Engine {
         for (i, item) in items.into_iter().enumerate() {
           match item {
             Value::String(s) => list.push(s),
-            _ => return Err(format!("input.allowedTools[{i}] must be a string")),
+            _ => return Err(format!("input.allowedTools[{i}] must be a string").into()),
           }
         }
         exec.allowed_tools = Some(list);
@@ -460,7 +460,7 @@ impl Engine {
     input: Value,
     mut exec: ExecuteConfig,
     host: Arc<dyn Host>,
-  ) -> Result<(), String> {
+  ) -> Result<(), InvalidArgument> {
     let script = self.read_execute_input(input, &mut exec)?;
     let shared = Arc::new(Shared::new(id, self.execution_host(host), exec.timeout));
     runner.submit(script, exec, shared);
@@ -566,8 +566,8 @@ fn search_tool(tool: &ToolDef) -> Tool {
   }
 }
 
-fn input_object<'a>(input: &'a Value, name: &str) -> Result<&'a Map<String, Value>, String> {
-  input.as_object().ok_or_else(|| format!("{name} must be an object"))
+fn input_object<'a>(input: &'a Value, name: &str) -> Result<&'a Map<String, Value>, InvalidArgument> {
+  input.as_object().ok_or_else(|| format!("{name} must be an object").into())
 }
 
 fn positive_int(v: &Value) -> Option<usize> {
@@ -576,14 +576,14 @@ fn positive_int(v: &Value) -> Option<usize> {
   (n.is_finite() && n >= 1.0 && n.fract() == 0.0).then_some(n as usize)
 }
 
-fn string_list(v: Option<&Value>, name: &str) -> Result<Vec<String>, String> {
+fn string_list(v: Option<&Value>, name: &str) -> Result<Vec<String>, InvalidArgument> {
   match v {
     None | Some(Value::Null) => Ok(Vec::new()),
     Some(Value::Array(items)) => items
       .iter()
       .enumerate()
-      .map(|(i, s)| s.as_str().map(str::to_string).ok_or_else(|| format!("{name}[{i}] must be a string")))
+      .map(|(i, s)| s.as_str().map(str::to_string).ok_or_else(|| format!("{name}[{i}] must be a string").into()))
       .collect(),
-    Some(_) => Err(format!("{name} must be an array of strings")),
+    Some(_) => Err(format!("{name} must be an array of strings").into()),
   }
 }

@@ -9,8 +9,8 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use super::unwrap::unwrap_json;
-use crate::sandbox::bridge::{CallResult, CallTarget, Event, Host, HostCall, Reply};
-use crate::sandbox::outcome::Completed;
+use crate::sandbox::Completed;
+use crate::sandbox::{CallResult, CallTarget, Event, Host, HostCall, Reply};
 
 /// The indexed tools, by name, as the sandbox's `getTool` answers them (JSON). Shared with the
 /// registry: a tool removed while a script runs is no longer callable from it.

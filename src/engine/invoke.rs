@@ -20,7 +20,7 @@ use super::codecall::{Engine, Refusal};
 use super::registry::ToolDef;
 use super::unwrap::unwrap_json;
 use crate::common::{ErrorCode, InvalidArgument};
-use crate::sandbox::bridge::{CallResult, CallTarget, Event, Host, HostCall, Reply};
+use crate::sandbox::{CallResult, CallTarget, Event, Host, HostCall, Reply};
 
 /// `codecall:invoke`'s input, read.
 #[derive(Debug, Clone, PartialEq)]

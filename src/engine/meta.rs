@@ -2,6 +2,7 @@
 //! definitions the model reads — short, exact, one example each (seed 001). All four together stay
 //! under 6 KB of JSON (a test holds them to it).
 
+use crate::common::InvalidArgument;
 use serde_json::{json, Value};
 
 use crate::validator::{SelfReference, META_TOOL_VERBS};
@@ -43,7 +44,7 @@ impl Default for MetaNames {
 
 impl MetaNames {
   /// Checks `metaToolPrefix` / `metaToolSeparator`.
-  pub fn new(prefix: Option<String>, separator: Option<String>) -> Result<Self, String> {
+  pub fn new(prefix: Option<String>, separator: Option<String>) -> Result<Self, InvalidArgument> {
     let d = Self::default();
     let prefix = prefix.unwrap_or(d.prefix);
     let separator = separator.unwrap_or(d.separator);
@@ -51,17 +52,23 @@ impl MetaNames {
       && prefix.len() <= 64
       && prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if !valid_prefix {
-      return Err(format!(
-        "options.metaToolPrefix must be 1-64 characters of [A-Za-z0-9_-] (got '{}')",
-        prefix.chars().take(80).collect::<String>()
-      ));
+      return Err(
+        format!(
+          "options.metaToolPrefix must be 1-64 characters of [A-Za-z0-9_-] (got '{}')",
+          prefix.chars().take(80).collect::<String>()
+        )
+        .into(),
+      );
     }
     if !SEPARATORS.contains(&separator.as_str()) {
-      return Err(format!(
-        "options.metaToolSeparator must be one of {} (got '{}')",
-        SEPARATORS.map(|s| format!("'{s}'")).join(", "),
-        separator.chars().take(80).collect::<String>()
-      ));
+      return Err(
+        format!(
+          "options.metaToolSeparator must be one of {} (got '{}')",
+          SEPARATORS.map(|s| format!("'{s}'")).join(", "),
+          separator.chars().take(80).collect::<String>()
+        )
+        .into(),
+      );
     }
     Ok(Self { prefix, separator })
   }

@@ -19,16 +19,24 @@
 //! It uses the search layer (`ToolIndex`) and the sandbox layer (`Sandbox`); nothing here knows
 //! napi except `binding`.
 
-pub mod binding;
-pub mod codecall;
-pub mod examples;
-pub mod host;
-pub mod invoke;
-pub mod meta;
-pub mod registry;
-pub mod schema;
-pub mod typescript;
-pub mod unwrap;
+// The napi surface: napi registers its class (a test build does not, hence the allow).
+#[cfg_attr(test, allow(dead_code))]
+mod binding;
+mod codecall;
+mod examples;
+mod host;
+mod invoke;
+mod meta;
+mod registry;
+mod schema;
+mod typescript;
+mod unwrap;
+
+// The layer's surface: the engine core in plain Rust (nothing else in the crate builds on it).
+pub use codecall::{describe_tool, Engine, EngineOptions, Refusal};
+pub use invoke::{Finished, Invocation, InvokeInput};
+pub use meta::{Meta, MetaNames};
+pub use registry::{Mode, ToolDef};
 
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,7 @@
 //! listed nor indexed), and `internal: true` tools (seed 002) are never listed, indexed, described
 //! or callable.
 
+use crate::common::InvalidArgument;
 use serde_json::{Map, Value};
 
 use crate::validator::SelfReference;
@@ -64,19 +65,19 @@ pub struct ToolDef {
 
 impl ToolDef {
   /// Reads a tool definition (already plain JSON). `at` names it in messages (`tools[3]`).
-  pub fn from_json(value: Value, at: &str, reserved: &SelfReference) -> Result<Self, String> {
+  pub fn from_json(value: Value, at: &str, reserved: &SelfReference) -> Result<Self, InvalidArgument> {
     let Value::Object(mut o) = value else {
-      return Err(format!("{at} must be an object"));
+      return Err(format!("{at} must be an object").into());
     };
     let name = match o.remove("name") {
       Some(Value::String(s)) if !s.trim().is_empty() => s,
-      _ => return Err(format!("{at}.name must be a non-empty string")),
+      _ => return Err(format!("{at}.name must be a non-empty string").into()),
     };
     if name.chars().count() > MAX_NAME_CHARS {
-      return Err(format!("{at}.name must be at most {MAX_NAME_CHARS} characters"));
+      return Err(format!("{at}.name must be at most {MAX_NAME_CHARS} characters").into());
     }
     if reserved.matches(&name) {
-      return Err(format!("{at}.name '{name}' is reserved for CodeCall's meta-tools"));
+      return Err(format!("{at}.name '{name}' is reserved for CodeCall's meta-tools").into());
     }
     let at = format!("{at} ('{name}')");
     let string = |o: &mut Map<String, Value>, key: &str| -> Result<Option<String>, String> {
@@ -117,19 +118,19 @@ impl ToolDef {
           _ => Err(format!("{at}.tags[{i}] must be a string")),
         })
         .collect::<Result<_, _>>()?,
-      Some(_) => return Err(format!("{at}.tags must be an array of strings")),
+      Some(_) => return Err(format!("{at}.tags must be an array of strings").into()),
     };
     let examples = match o.remove("examples") {
       None | Some(Value::Null) => Vec::new(),
       Some(Value::Array(items)) => items,
-      Some(_) => return Err(format!("{at}.examples must be an array")),
+      Some(_) => return Err(format!("{at}.examples must be an array").into()),
     };
     let (visible_in_list_tools, enabled_in_codecall) = match o.remove("codecall") {
       None | Some(Value::Null) => (None, None),
       Some(Value::Object(c)) => {
         (flag(&c, "visibleInListTools", "codecall.")?, flag(&c, "enabledInCodeCall", "codecall.")?)
       }
-      Some(_) => return Err(format!("{at}.codecall must be an object")),
+      Some(_) => return Err(format!("{at}.codecall must be an object").into()),
     };
     let internal = flag(&o, "internal", "")?.unwrap_or(false);
     let mut passthrough = Map::new();

@@ -153,7 +153,7 @@ fn tool_definitions_are_checked() {
     (json!([]), "must be an object"),
   ] {
     let e = ToolDef::from_json(bad.clone(), "tools[0]", &r).expect_err("rejected");
-    assert!(e.contains(needle), "{bad} → {e}");
+    assert!(e.message().contains(needle), "{bad} → {e}");
   }
 }
 
@@ -383,11 +383,12 @@ mod execute {
   use serde_json::{json, Value};
 
   use super::{engine, Mode};
-  use crate::sandbox::bridge::{CallResult, Event, Host, HostCall, Reply};
-  use crate::sandbox::config::{ExecuteConfig, Isolation, SandboxConfig};
-  use crate::sandbox::outcome::{Completed, Outcome};
-  use crate::sandbox::runner::Runner;
-  use crate::sandbox::warnings::Warnings;
+  use crate::common::InvalidArgument;
+  use crate::sandbox::Runner;
+  use crate::sandbox::Warnings;
+  use crate::sandbox::{CallResult, Event, Host, HostCall, Reply};
+  use crate::sandbox::{Completed, Outcome};
+  use crate::sandbox::{ExecuteConfig, Isolation, SandboxConfig};
 
   /// The host's own pipeline, faked: answers every tool call with an MCP `CallToolResult` whose
   /// structured content echoes the call, and records what it was asked.
@@ -412,7 +413,7 @@ mod execute {
     }
   }
 
-  fn run(input: Value) -> (Result<Completed, String>, Vec<String>) {
+  fn run(input: Value) -> (Result<Completed, InvalidArgument>, Vec<String>) {
     let e = engine(
       Mode::CodecallOnly,
       vec![
@@ -484,7 +485,7 @@ mod execute {
       (json!({ "script": "return 1", "allowedTools": "a" }), "input.allowedTools must be an array of strings"),
     ] {
       let (done, calls) = run(input);
-      assert_eq!(done.unwrap_err(), message);
+      assert_eq!(done.unwrap_err().message(), message);
       assert!(calls.is_empty());
     }
   }
@@ -501,8 +502,8 @@ mod invoke {
   use super::{engine, EngineOptions, Mode};
   use crate::common::InvalidArgument;
   use crate::engine::codecall::Engine;
-  use crate::sandbox::bridge::{CallResult, CallTarget, Event, Host, HostCall, HostFailure, Reply};
-  use crate::sandbox::outcome::Completed;
+  use crate::sandbox::Completed;
+  use crate::sandbox::{CallResult, CallTarget, Event, Host, HostCall, HostFailure, Reply};
 
   /// Answers each tool by name: `ok` with an MCP result echoing the input, `mcp_error` with an
   /// `isError` result, `throws` with a host failure carrying a code and details. Records calls

@@ -87,7 +87,9 @@ pub fn declaration(
   out
 }
 
-/// The TypeScript type of one JSON Schema (its own root for `$ref`s), at most about [`INPUT_BUDGET`] bytes.
+/// The TypeScript type of one JSON Schema (its own root for `$ref`s), at most about [`INPUT_BUDGET`]
+/// bytes: what `declaration` writes for a parameter, alone (the tests' door).
+#[cfg(test)]
 pub fn type_expression(schema: &Value) -> String {
   type_with_budget(schema, INPUT_BUDGET)
 }

@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::sandbox::bridge::HostFailure;
+use crate::sandbox::HostFailure;
 
 /// Keys a `CallToolResult` may have.
 const ENVELOPE_KEYS: [&str; 4] = ["content", "structuredContent", "isError", "_meta"];

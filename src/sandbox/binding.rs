@@ -9,6 +9,7 @@
 //! starts, released when the last result is delivered), so an idle sandbox keeps nothing alive in
 //! Node's event loop and leaves no handle behind.
 
+use crate::common::InvalidArgument;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
@@ -104,7 +105,7 @@ pub struct SandboxOptions {
 }
 
 impl SandboxOptions {
-  pub fn to_config(&self) -> Result<SandboxConfig, String> {
+  pub fn to_config(&self) -> Result<SandboxConfig, InvalidArgument> {
     let preset = Preset::from_option(self.preset.as_deref())?;
     let mut c = SandboxConfig::from_preset(preset);
     let n = |v: Option<f64>, name: &str| args::non_negative(v, &format!("options.{name}"));
@@ -143,12 +144,12 @@ impl SandboxOptions {
       c.isolation = match isolation.as_str() {
         "thread" => Isolation::Thread,
         "process" => Isolation::Process,
-        other => return Err(format!("options.isolation must be 'thread' or 'process' (got '{other}')")),
+        other => return Err(format!("options.isolation must be 'thread' or 'process' (got '{other}')").into()),
       };
     }
     if let Some(v) = n(self.pool_size, "poolSize")? {
       if v == 0 || v > 256 {
-        return Err(format!("options.poolSize must be between 1 and 256 (got {v})"));
+        return Err(format!("options.poolSize must be between 1 and 256 (got {v})").into());
       }
       c.pool_size = v as usize;
     }
@@ -699,7 +700,7 @@ pub(crate) fn read_host<'env>(
           ));
         }
         let root = key.split('.').next().unwrap_or_default();
-        if super::engine::GLOBALS.contains(&root) || root.starts_with(crate::common::preset::RESERVED_PREFIX) {
+        if super::engine::GLOBALS.contains(&root) || root.starts_with(crate::common::RESERVED_PREFIX) {
           return Err(args::invalid_arg(
             env,
             format!("host.functions key '{key}' would replace the sandbox's own '{root}'"),

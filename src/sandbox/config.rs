@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::common::preset::{Preset, FALLBACK_MAX_ITERATIONS};
+use crate::common::{Preset, FALLBACK_MAX_ITERATIONS};
 use crate::validator::{Language, Policy};
 
 /// Where scripts run.

@@ -78,12 +78,14 @@ impl JsonWriter {
     self
   }
 
+  #[cfg(test)]
   pub fn bool(&mut self, value: bool) -> &mut Self {
     self.separate();
     self.out.push_str(if value { "true" } else { "false" });
     self
   }
 
+  #[cfg(test)]
   pub fn null(&mut self) -> &mut Self {
     self.separate();
     self.out.push_str("null");

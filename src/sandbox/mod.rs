@@ -19,19 +19,40 @@
 //! The sandbox never decides what a script may say: the validator layer does, first, with the
 //! sandbox's policy. Nothing here knows napi except `binding`.
 
-pub mod binding;
-pub mod bridge;
-pub mod config;
-pub mod engine;
-pub mod error;
-pub mod json;
-pub mod outcome;
-pub mod pool;
-pub mod process;
-pub mod runner;
-pub mod shared;
-pub mod timers;
-pub mod warnings;
+// The napi surface: napi registers its class (a test build does not, hence the allow).
+#[cfg_attr(test, allow(dead_code))]
+mod binding;
+mod bridge;
+mod config;
+mod engine;
+mod error;
+mod json;
+mod outcome;
+mod pool;
+mod process;
+mod runner;
+mod shared;
+mod timers;
+mod warnings;
+
+// The layer's surface. For the engine layer: the bridge's messages and `Host`, the settings, the
+// results, and a runner to start executions on.
+pub use bridge::{CallResult, CallTarget, Event, Host, HostCall, HostFailure, Reply};
+pub use config::{ExecuteConfig, Isolation, SandboxConfig};
+pub use error::{StartError, Violation};
+pub use outcome::{Completed, Outcome};
+pub use runner::Runner;
+pub use shared::Shared;
+pub use warnings::Warnings;
+// For the engine layer's binding, which runs its plans on a `Sandbox` of its own.
+pub(crate) use binding::{call_result, event_json, json_of, read_host, Sandbox, SandboxOptions};
+// For the worker executable, the timing example and the fuzz targets: one engine and execution,
+// the thread pool, the worker pipe's frames.
+pub use engine::{Engine, Execution, Job, ReplySink, Step};
+pub use pool::Pool;
+#[cfg(unix)]
+pub use process::worker_main;
+pub use process::{check_result, read_frame, FromWorker, ToWorker};
 
 #[cfg(test)]
 mod tests;

@@ -9,7 +9,7 @@ use super::config::{ExecuteConfig, Isolation, SandboxConfig};
 use super::error::StartError;
 use super::pool::{Aborter, Pool};
 #[cfg(unix)]
-use super::process::pool::{ProcessAborter, ProcessPool};
+use super::process::{ProcessAborter, ProcessPool};
 use super::shared::Shared;
 use super::warnings::Warnings;
 
@@ -33,7 +33,7 @@ impl Runner {
     match config.isolation {
       Isolation::Thread => Pool::new(config).map(Runner::Thread),
       #[cfg(unix)]
-      Isolation::Process => match super::process::locate::worker_path() {
+      Isolation::Process => match super::process::worker_path() {
         Ok(exe) => ProcessPool::new(config, exe, warnings).map(Runner::Process),
         Err(why) => {
           warnings

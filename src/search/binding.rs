@@ -1,5 +1,6 @@
 //! `class ToolIndex` for JavaScript. Thin: argument checks and conversions; the index is plain Rust.
 
+use crate::common::InvalidArgument;
 use napi::{
   bindgen_prelude::{Either, JsObjectValue, Null, Object},
   Env, Error, JsValue, Status, Unknown, ValueType,
@@ -151,7 +152,7 @@ impl ToolIndex {
   }
 }
 
-fn search_options(o: ToolSearchOptions) -> Result<SearchOptions, String> {
+fn search_options(o: ToolSearchOptions) -> Result<SearchOptions, InvalidArgument> {
   let defaults = SearchOptions::default();
   let top_k = match args::non_negative(o.top_k, "options.topK")? {
     None => defaults.top_k,
@@ -160,7 +161,7 @@ fn search_options(o: ToolSearchOptions) -> Result<SearchOptions, String> {
   let min_score = match o.min_score {
     None => defaults.min_score,
     Some(s) if (0.0..=1.0).contains(&s) => s,
-    Some(s) => return Err(format!("options.minScore must be a number from 0 to 1 (got {s})")),
+    Some(s) => return Err(format!("options.minScore must be a number from 0 to 1 (got {s})").into()),
   };
   Ok(SearchOptions {
     top_k,

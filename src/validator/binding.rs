@@ -1,6 +1,7 @@
 //! The validator's JavaScript surface: `validate(script, options?)` and the conversion of its
 //! options and results. Thin on purpose: all decisions are made by the plain-Rust core.
 
+use crate::common::InvalidArgument;
 use napi::{bindgen_prelude::Object, Env, Unknown};
 use napi_derive::napi;
 
@@ -48,7 +49,7 @@ pub struct ValidateOptions {
 
 impl ValidateOptions {
   /// Resolves the options into a policy, or says which option is wrong.
-  pub fn to_policy(&self) -> Result<Policy, String> {
+  pub fn to_policy(&self) -> Result<Policy, InvalidArgument> {
     let preset = Preset::from_option(self.preset.as_deref())?;
     let mut policy = Policy::from_preset(preset);
     if let Some(language) = &self.language {

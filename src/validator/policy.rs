@@ -3,7 +3,7 @@
 //! `validate()` and the sandbox build the same `Policy` from the same options, so a script that
 //! validates on its own validates identically inside `execute()`.
 
-use crate::common::preset::{Preset, ALWAYS_DISABLED_BUILTINS, RESERVED_PREFIX};
+use crate::common::{Preset, ALWAYS_DISABLED_BUILTINS, RESERVED_PREFIX};
 
 /// The language a script is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -10,13 +10,13 @@
 //! An `Engine` lives on one worker thread (QuickJS runtimes are not `Send`) and holds what every
 //! execution on that thread shares: a compiler context and the prelude's bytecode.
 
-pub mod compile;
-pub mod errors;
-pub mod execution;
-pub mod memory;
-pub mod serialize;
-pub mod spare;
-pub mod strings;
+mod compile;
+mod errors;
+mod execution;
+mod memory;
+mod serialize;
+mod spare;
+mod strings;
 
 use rquickjs::{Context, Runtime};
 

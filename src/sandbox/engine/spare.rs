@@ -66,7 +66,7 @@ impl<S> Spare<S> {
       context.with(|ctx| -> rquickjs::Result<(Persistent<Function<'static>>, Persistent<Function<'static>>)> {
         let native = natives(&ctx, &slot)?;
         #[cfg(feature = "test-hooks")]
-        crate::sandbox::process::hooks::install(&ctx)?;
+        crate::sandbox::process::install_test_hooks(&ctx)?;
         let policy = Object::new(ctx.clone())?;
         policy.set("allowConsole", sandbox.policy.allow_console)?;
         let removed = sandbox.policy.disabled_globals.clone();

@@ -12,16 +12,27 @@
 //! | `hooks`   | test-only globals (`test-hooks` feature; refused in release builds)            |
 
 #[cfg(unix)]
-pub mod locate;
+mod locate;
 #[cfg(unix)]
 mod outbox;
 #[cfg(unix)]
-pub mod pool;
+mod pool;
 #[cfg(unix)]
-pub mod seccomp;
-pub mod wire;
+mod seccomp;
+mod wire;
 #[cfg(unix)]
-pub mod worker;
+mod worker;
 
 #[cfg(feature = "test-hooks")]
-pub mod hooks;
+mod hooks;
+
+// What the rest of the sandbox layer (and the worker executable) uses.
+#[cfg(feature = "test-hooks")]
+pub use hooks::install as install_test_hooks;
+#[cfg(unix)]
+pub use locate::worker_path;
+#[cfg(unix)]
+pub use pool::{ProcessAborter, ProcessPool};
+pub use wire::{check_result, read_frame, FromWorker, ToWorker};
+#[cfg(unix)]
+pub use worker::main as worker_main;

@@ -10,10 +10,6 @@
 #[cfg(unix)]
 use std::io;
 
-/// Whether this build can install a filter at all (Linux on x86_64/aarch64).
-pub const SUPPORTED: bool =
-  cfg!(all(target_os = "linux", target_endian = "little", any(target_arch = "x86_64", target_arch = "aarch64")));
-
 /// Sets a resource limit (soft and hard) to `value`, or to the current hard limit if that is lower. A macro
 /// because the type of the resource argument differs between libcs.
 #[cfg(unix)]
@@ -102,13 +98,49 @@ pub fn limit_malloc_arenas() {
   }
 }
 
+/// Why the filter is not in. The worker reports it (as text) in its `Ready` frame; the host then
+/// warns that its workers run without a filter.
+#[derive(Debug)]
+pub enum SeccompError {
+  /// Not Linux on x86_64 or aarch64.
+  #[cfg_attr(
+    all(target_os = "linux", target_endian = "little", any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(dead_code)
+  )]
+  Unsupported { os: &'static str, arch: &'static str },
+  /// The program does not fit the kernel's 16-bit length.
+  TooLong(usize),
+  /// prctl(PR_SET_NO_NEW_PRIVS) failed.
+  NoNewPrivs(std::io::Error),
+  /// With TSYNC, the id of a thread that could not be synchronized.
+  Unsynchronized(i64),
+  /// seccomp(SECCOMP_SET_MODE_FILTER) failed.
+  Install(std::io::Error),
+}
+
+impl std::fmt::Display for SeccompError {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    match self {
+      Self::Unsupported { os, arch } => {
+        write!(f, "seccomp filter not supported on {os}/{arch} (only Linux on x86_64 and aarch64)")
+      }
+      Self::TooLong(n) => write!(f, "seccomp filter too long: {n} instructions"),
+      Self::NoNewPrivs(error) => write!(f, "prctl(PR_SET_NO_NEW_PRIVS) failed: {error}"),
+      Self::Unsynchronized(tid) => write!(f, "seccomp: thread {tid} could not be synchronized (TSYNC)"),
+      Self::Install(error) => write!(f, "seccomp(SECCOMP_SET_MODE_FILTER, TSYNC) failed: {error}"),
+    }
+  }
+}
+
+impl std::error::Error for SeccompError {}
+
 /// Installs the filter for every thread of the process (SECCOMP_FILTER_FLAG_TSYNC) after
-/// prctl(PR_SET_NO_NEW_PRIVS). Err(message) if it cannot be installed (or not Linux / unsupported arch:
-/// only x86_64 and aarch64 supported).
+/// prctl(PR_SET_NO_NEW_PRIVS); on other systems than Linux on x86_64 and aarch64 it is
+/// `Unsupported`.
 ///
 /// Every thread must have finished its start-up (and warmed up its allocator) before this is called:
 /// anything outside the allowlist kills the whole process from then on, thread exit included.
-pub fn install_filter() -> Result<(), String> {
+pub fn install_filter() -> Result<(), SeccompError> {
   #[cfg(all(target_os = "linux", target_endian = "little", any(target_arch = "x86_64", target_arch = "aarch64")))]
   {
     filter::install()
@@ -119,11 +151,7 @@ pub fn install_filter() -> Result<(), String> {
     any(target_arch = "x86_64", target_arch = "aarch64")
   )))]
   {
-    Err(format!(
-      "seccomp filter not supported on {}/{} (only Linux on x86_64 and aarch64)",
-      std::env::consts::OS,
-      std::env::consts::ARCH
-    ))
+    Err(SeccompError::Unsupported { os: std::env::consts::OS, arch: std::env::consts::ARCH })
   }
 }
 
@@ -195,6 +223,8 @@ fn close_listed_fds() -> Option<String> {
 #[cfg(all(target_os = "linux", target_endian = "little", any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod filter {
   use std::io;
+
+  use super::SeccompError;
   use std::mem::offset_of;
 
   /// `<linux/audit.h>`; not in `libc`.
@@ -308,13 +338,11 @@ mod filter {
     p
   }
 
-  pub(super) fn install() -> Result<(), String> {
+  pub(super) fn install() -> Result<(), SeccompError> {
     let mut program = program();
-    let len =
-      u16::try_from(program.len()).map_err(|_| format!("seccomp filter too long: {} instructions", program.len()))?;
+    let len = u16::try_from(program.len()).map_err(|_| SeccompError::TooLong(program.len()))?;
     let fprog = libc::sock_fprog { len, filter: program.as_mut_ptr() };
-    super::set_prctl(libc::PR_SET_NO_NEW_PRIVS, 1)
-      .map_err(|error| format!("prctl(PR_SET_NO_NEW_PRIVS) failed: {error}"))?;
+    super::set_prctl(libc::PR_SET_NO_NEW_PRIVS, 1).map_err(SeccompError::NoNewPrivs)?;
     let mode = libc::c_ulong::from(libc::SECCOMP_SET_MODE_FILTER);
     // SAFETY: `fprog` points to `len` initialized instructions in `program`, which outlives the call; the
     // kernel copies the program before returning and keeps no pointer into our memory.
@@ -324,8 +352,8 @@ mod filter {
     match rc {
       0 => Ok(()),
       // With TSYNC, a positive result is the id of a thread that could not be synchronized.
-      tid if tid > 0 => Err(format!("seccomp: thread {tid} could not be synchronized (TSYNC)")),
-      _ => Err(format!("seccomp(SECCOMP_SET_MODE_FILTER, TSYNC) failed: {}", io::Error::last_os_error())),
+      tid if tid > 0 => Err(SeccompError::Unsynchronized(tid)),
+      _ => Err(SeccompError::Install(io::Error::last_os_error())),
     }
   }
 }

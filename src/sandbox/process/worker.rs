@@ -72,7 +72,8 @@ fn run() -> i32 {
     }
   };
   warm_up(&pool, threads);
-  let seccomp = seccomp::install_filter();
+  // The reason crosses the pipe as text (the host only shows it in a warning).
+  let seccomp = seccomp::install_filter().map_err(|e| e.to_string());
   send(&FromWorker::Ready { protocol: PROTOCOL, version: VERSION.into(), seccomp, warnings }.encode());
 
   let aborter = pool.aborter();

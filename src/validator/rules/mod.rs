@@ -292,6 +292,6 @@ mod kind_tests {
   /// One list, two languages: the TypeScript `ViolationKind` union is exactly `ALL_KINDS`.
   #[test]
   fn the_typescript_union_lists_every_kind() {
-    assert_eq!(crate::common::codes::typescript_union("ViolationKind"), super::ALL_KINDS.to_vec());
+    assert_eq!(crate::common::typescript_union("ViolationKind"), super::ALL_KINDS.to_vec());
   }
 }
