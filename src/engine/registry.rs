@@ -80,25 +80,25 @@ impl ToolDef {
       return Err(format!("{at}.name '{name}' is reserved for CodeCall's meta-tools").into());
     }
     let at = format!("{at} ('{name}')");
-    let string = |o: &mut Map<String, Value>, key: &str| -> Result<Option<String>, String> {
+    let string = |o: &mut Map<String, Value>, key: &str| -> Result<Option<String>, InvalidArgument> {
       match o.remove(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(format!("{at}.{key} must be a string")),
+        Some(_) => Err(format!("{at}.{key} must be a string").into()),
       }
     };
-    let object = |o: &mut Map<String, Value>, key: &str| -> Result<Option<Value>, String> {
+    let object = |o: &mut Map<String, Value>, key: &str| -> Result<Option<Value>, InvalidArgument> {
       match o.remove(key) {
         None | Some(Value::Null) => Ok(None),
         Some(v @ Value::Object(_)) => Ok(Some(v)),
-        Some(_) => Err(format!("{at}.{key} must be an object")),
+        Some(_) => Err(format!("{at}.{key} must be an object").into()),
       }
     };
-    let flag = |o: &Map<String, Value>, key: &str, owner: &str| -> Result<Option<bool>, String> {
+    let flag = |o: &Map<String, Value>, key: &str, owner: &str| -> Result<Option<bool>, InvalidArgument> {
       match o.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(format!("{at}.{owner}{key} must be a boolean")),
+        Some(_) => Err(format!("{at}.{owner}{key} must be a boolean").into()),
       }
     };
     let title = string(&mut o, "title")?;

@@ -84,6 +84,8 @@ pub enum FromWorker {
   Ready {
     protocol: u32,
     version: String,
+    /// `Err`: why the filter is not in, as text (a `SeccompError` in the worker; the host only
+    /// shows it in a warning, so the wire carries words, not the enum).
     seccomp: Result<(), String>,
     warnings: Vec<String>,
   },
