@@ -17,6 +17,7 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use super::codecall::{Engine, EngineOptions};
+use super::error::EngineError;
 use super::host::EngineHost;
 use super::invoke::{Finished, InvokeInput};
 use super::meta::{Meta, MetaNames};
@@ -195,7 +196,10 @@ impl CodeCall {
   #[napi(ts_args_type = "input: CodeCallSearchInput", ts_return_type = "CodeCallSearchResult")]
   pub fn search<'env>(&self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
     let input = self.json_value(env, input, "input")?;
-    let out = self.engine_mut()?.search(&input).map_err(|m| args::invalid_arg(env, m))?;
+    let out = self.engine_mut()?.search(&input).map_err(|e| match e {
+      EngineError::InvalidArgument(e) => args::invalid_arg(env, e),
+      EngineError::Index(e) => napi::Error::from_reason(e.to_string()),
+    })?;
     self.to_js(env, &out)
   }
 

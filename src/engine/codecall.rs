@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use super::error::EngineError;
 use super::examples::usage_examples;
 use super::host::{Callable, EngineHost};
 use super::meta::{self, Describing, Meta, MetaNames};
@@ -276,53 +277,13 @@ impl Engine {
   }
 
   /// `codecall:search`.
-  pub fn search(&mut self, input: &Value) -> Result<Value, InvalidArgument> {
-    let o = input_object(input, "input")?;
-    let mut queries: Vec<String> = Vec::new();
-    match o.get("query") {
-      None | Some(Value::Null) => {}
-      Some(Value::String(q)) => queries.push(q.clone()),
-      Some(_) => return Err("input.query must be a string".into()),
-    }
-    match o.get("queries") {
-      None | Some(Value::Null) => {}
-      Some(Value::Array(items)) => {
-        for (i, q) in items.iter().enumerate() {
-          match q {
-            Value::String(q) => queries.push(q.clone()),
-            _ => return Err(format!("input.queries[{i}] must be a string").into()),
-          }
-        }
-      }
-      Some(_) => return Err("input.queries must be an array of strings".into()),
-    }
-    if queries.is_empty() {
-      return Err("input.query must be a string (or input.queries an array of strings)".into());
-    }
-    if queries.len() > MAX_QUERIES {
-      return Err(format!("input.queries may hold at most {MAX_QUERIES} queries").into());
-    }
-    let top_k = match o.get("topK") {
-      None | Some(Value::Null) => self.options.top_k,
-      Some(v) => positive_int(v).ok_or("input.topK must be a positive integer")?,
-    };
-    let mut search = SearchOptions { top_k, min_score: self.options.min_score, ..SearchOptions::default() };
-    let mut exclude: Vec<&str> = Vec::new();
-    match o.get("filter") {
-      None | Some(Value::Null) => {}
-      Some(Value::Object(f)) => {
-        search.app_ids = string_list(f.get("appIds"), "input.filter.appIds")?;
-        search.tags = string_list(f.get("tags"), "input.filter.tags")?;
-        for (key, source) in [("includeOpenApi", "openapi"), ("includeInline", "inline")] {
-          match f.get(key) {
-            None | Some(Value::Null) | Some(Value::Bool(true)) => {}
-            Some(Value::Bool(false)) => exclude.push(source),
-            Some(_) => return Err(format!("input.filter.{key} must be a boolean").into()),
-          }
-        }
-      }
-      Some(_) => return Err("input.filter must be an object".into()),
-    }
+  pub fn search(&mut self, input: &Value) -> Result<Value, EngineError> {
+    let request = SearchRequest::read(input, &self.options)?;
+    Ok(self.run_search(request)?)
+  }
+
+  fn run_search(&mut self, request: SearchRequest) -> Result<Value, IndexError> {
+    let SearchRequest { queries, top_k, mut search, exclude } = request;
     let total = self.index.len();
     if !exclude.is_empty() {
       search.sources = self.sources.keys().filter(|s| !exclude.contains(&s.as_str())).cloned().collect::<Vec<_>>();
@@ -332,7 +293,7 @@ impl Engine {
     }
     let mut best: HashMap<String, crate::search::Hit> = HashMap::new();
     for q in &queries {
-      for hit in self.index.search(q, &search).map_err(|e| e.to_string())? {
+      for hit in self.index.search(q, &search)? {
         match best.get(&hit.name) {
           Some(b) if b.score >= hit.score => {}
           _ => {
@@ -492,6 +453,68 @@ impl Engine {
       return refuse(ErrorCode::AccessDenied, format!("Tool '{tool}' is not allowed for direct calls"));
     }
     Ok(())
+  }
+}
+
+/// `codecall:search`'s input, read (`{ query | queries, topK?, filter? }`).
+struct SearchRequest {
+  queries: Vec<String>,
+  top_k: usize,
+  /// Everything but `sources`, which needs the registry.
+  search: SearchOptions,
+  /// Sources the filter leaves out (`includeOpenApi` / `includeInline: false`).
+  exclude: Vec<&'static str>,
+}
+
+impl SearchRequest {
+  fn read(input: &Value, defaults: &EngineOptions) -> Result<Self, InvalidArgument> {
+    let o = input_object(input, "input")?;
+    let mut queries: Vec<String> = Vec::new();
+    match o.get("query") {
+      None | Some(Value::Null) => {}
+      Some(Value::String(q)) => queries.push(q.clone()),
+      Some(_) => return Err("input.query must be a string".into()),
+    }
+    match o.get("queries") {
+      None | Some(Value::Null) => {}
+      Some(Value::Array(items)) => {
+        for (i, q) in items.iter().enumerate() {
+          match q {
+            Value::String(q) => queries.push(q.clone()),
+            _ => return Err(format!("input.queries[{i}] must be a string").into()),
+          }
+        }
+      }
+      Some(_) => return Err("input.queries must be an array of strings".into()),
+    }
+    if queries.is_empty() {
+      return Err("input.query must be a string (or input.queries an array of strings)".into());
+    }
+    if queries.len() > MAX_QUERIES {
+      return Err(format!("input.queries may hold at most {MAX_QUERIES} queries").into());
+    }
+    let top_k = match o.get("topK") {
+      None | Some(Value::Null) => defaults.top_k,
+      Some(v) => positive_int(v).ok_or("input.topK must be a positive integer")?,
+    };
+    let mut search = SearchOptions { top_k, min_score: defaults.min_score, ..SearchOptions::default() };
+    let mut exclude: Vec<&'static str> = Vec::new();
+    match o.get("filter") {
+      None | Some(Value::Null) => {}
+      Some(Value::Object(f)) => {
+        search.app_ids = string_list(f.get("appIds"), "input.filter.appIds")?;
+        search.tags = string_list(f.get("tags"), "input.filter.tags")?;
+        for (key, source) in [("includeOpenApi", "openapi"), ("includeInline", "inline")] {
+          match f.get(key) {
+            None | Some(Value::Null) | Some(Value::Bool(true)) => {}
+            Some(Value::Bool(false)) => exclude.push(source),
+            Some(_) => return Err(format!("input.filter.{key} must be a boolean").into()),
+          }
+        }
+      }
+      Some(_) => return Err("input.filter must be an object".into()),
+    }
+    Ok(Self { queries, top_k, search, exclude })
   }
 }
 

@@ -23,6 +23,46 @@ impl Meta {
   pub fn verb(self) -> &'static str {
     META_TOOL_VERBS[self as usize]
   }
+
+  /// The keys of this meta-tool's input, in the order models see them: the one list of its
+  /// shape. The definition's `inputSchema` is built from it; the reader (`codecall.rs`,
+  /// `invoke.rs`) and the `CodeCall<Verb>Input` interface of `src/types.d.ts` are held to it by
+  /// tests.
+  pub fn input_keys(self) -> &'static [InputKey] {
+    const fn key(name: &'static str, required: bool, shown: bool) -> InputKey {
+      InputKey { name, required, shown }
+    }
+    // `query` or `queries`: neither alone is required.
+    const SEARCH: &[InputKey] =
+      &[key("query", false, true), key("queries", false, true), key("topK", false, true), key("filter", false, true)];
+    // Seed 000's `tools` / `max` are read but not advertised.
+    const DESCRIBE: &[InputKey] =
+      &[key("toolNames", false, true), key("tools", false, false), key("max", false, false)];
+    const EXECUTE: &[InputKey] = &[
+      key("script", true, true),
+      key("context", false, true),
+      key("allowedTools", false, true),
+      key("language", false, true),
+      key("input", false, true),
+    ];
+    const INVOKE: &[InputKey] = &[key("tool", true, true), key("input", false, true)];
+    match self {
+      Meta::Search => SEARCH,
+      Meta::Describe => DESCRIBE,
+      Meta::Execute => EXECUTE,
+      Meta::Invoke => INVOKE,
+    }
+  }
+}
+
+/// One key of a meta-tool's input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputKey {
+  pub name: &'static str,
+  /// The input is refused without it.
+  pub required: bool,
+  /// In the definition's `inputSchema` (a few accepted forms are not advertised to models).
+  pub shown: bool,
 }
 
 /// Separators a meta-tool name may use: `:` (seed 001) and the characters MCP clients that accept
@@ -117,21 +157,7 @@ pub fn definitions(names: &MetaNames, d: &Describing) -> Vec<Value> {
       ),
       "inputSchema": {
         "type": "object",
-        "properties": {
-          "query": { "type": "string", "description": "What you want to do" },
-          "queries": { "type": "array", "items": { "type": "string" }, "description": "Several queries; results merged" },
-          "topK": { "type": "integer", "minimum": 1, "description": format!("Most results (default {})", d.top_k) },
-          "filter": {
-            "type": "object",
-            "properties": {
-              "appIds": { "type": "array", "items": { "type": "string" } },
-              "tags": { "type": "array", "items": { "type": "string" } },
-              "includeOpenApi": { "type": "boolean" },
-              "includeInline": { "type": "boolean" }
-            },
-            "additionalProperties": false
-          }
-        },
+        "properties": properties(Meta::Search, names, d),
         "required": ["query"],
         "additionalProperties": false
       },
@@ -147,9 +173,7 @@ pub fn definitions(names: &MetaNames, d: &Describing) -> Vec<Value> {
       ),
       "inputSchema": {
         "type": "object",
-        "properties": {
-          "toolNames": { "type": "array", "items": { "type": "string" }, "description": format!("Names from {search}") }
-        },
+        "properties": properties(Meta::Describe, names, d),
         "required": ["toolNames"],
         "additionalProperties": false
       },
@@ -171,13 +195,7 @@ pub fn definitions(names: &MetaNames, d: &Describing) -> Vec<Value> {
       ),
       "inputSchema": {
         "type": "object",
-        "properties": {
-          "script": { "type": "string", "description": "JavaScript (or TypeScript with language)" },
-          "context": { "type": "object", "description": "Read-only data for the script" },
-          "allowedTools": { "type": "array", "items": { "type": "string" }, "description": "Only these tools" },
-          "language": { "type": "string", "enum": ["javascript", "typescript"] },
-          "input": { "description": "Read-only value as the global `input`" }
-        },
+        "properties": properties(Meta::Execute, names, d),
         "required": ["script"],
         "additionalProperties": false
       }
@@ -193,14 +211,59 @@ pub fn definitions(names: &MetaNames, d: &Describing) -> Vec<Value> {
       ),
       "inputSchema": {
         "type": "object",
-        "properties": {
-          "tool": { "type": "string", "description": "Tool name" },
-          "input": { "type": "object", "description": "The tool's input" }
-        },
+        "properties": properties(Meta::Invoke, names, d),
         "required": ["tool"],
         "additionalProperties": false
       }
     }));
   }
   out
+}
+
+/// One input key's JSON Schema for models (`None`: not a key of that meta-tool).
+fn property(meta: Meta, key: &str, names: &MetaNames, d: &Describing) -> Option<Value> {
+  let strings = || json!({ "type": "array", "items": { "type": "string" } });
+  Some(match (meta, key) {
+    (Meta::Search, "query") => json!({ "type": "string", "description": "What you want to do" }),
+    (Meta::Search, "queries") => {
+      json!({ "type": "array", "items": { "type": "string" }, "description": "Several queries; results merged" })
+    }
+    (Meta::Search, "topK") => {
+      json!({ "type": "integer", "minimum": 1, "description": format!("Most results (default {})", d.top_k) })
+    }
+    (Meta::Search, "filter") => json!({
+      "type": "object",
+      "properties": {
+        "appIds": strings(),
+        "tags": strings(),
+        "includeOpenApi": { "type": "boolean" },
+        "includeInline": { "type": "boolean" }
+      },
+      "additionalProperties": false
+    }),
+    (Meta::Describe, "toolNames") => json!({
+      "type": "array", "items": { "type": "string" }, "description": format!("Names from {}", names.name(Meta::Search))
+    }),
+    (Meta::Execute, "script") => json!({ "type": "string", "description": "JavaScript (or TypeScript with language)" }),
+    (Meta::Execute, "context") => json!({ "type": "object", "description": "Read-only data for the script" }),
+    (Meta::Execute, "allowedTools") => {
+      json!({ "type": "array", "items": { "type": "string" }, "description": "Only these tools" })
+    }
+    (Meta::Execute, "language") => json!({ "type": "string", "enum": ["javascript", "typescript"] }),
+    (Meta::Execute, "input") => json!({ "description": "Read-only value as the global `input`" }),
+    (Meta::Invoke, "tool") => json!({ "type": "string", "description": "Tool name" }),
+    (Meta::Invoke, "input") => json!({ "type": "object", "description": "The tool's input" }),
+    _ => return None,
+  })
+}
+
+/// A definition's `inputSchema.properties`: the shown keys of `Meta::input_keys`, in its order.
+fn properties(meta: Meta, names: &MetaNames, d: &Describing) -> Value {
+  let mut out = serde_json::Map::new();
+  for key in meta.input_keys().iter().filter(|k| k.shown) {
+    if let Some(schema) = property(meta, key.name, names, d) {
+      out.insert(key.name.to_string(), schema);
+    }
+  }
+  Value::Object(out)
 }

@@ -645,3 +645,146 @@ mod invoke {
     }
   }
 }
+
+/// Each meta-tool's input has one shape, `Meta::input_keys`: the definition for models shows its
+/// shown keys, the reader reads every key (a wrong value is refused by the key's name; a
+/// required key missing is refused), and `CodeCall<Verb>Input` in `src/types.d.ts` lists the same
+/// keys, optional exactly when not required.
+mod input_shapes {
+  use std::sync::Arc;
+
+  use serde_json::{json, Map, Value};
+
+  use super::{tool, Engine, EngineOptions, Meta};
+  use crate::common::InvalidArgument;
+  use crate::engine::meta::{definitions, Describing};
+  use crate::sandbox::{ExecuteConfig, SandboxConfig};
+
+  /// Keys whose value may be anything (so no value is wrong).
+  const ANY_VALUE: [(Meta, &str); 2] = [(Meta::Execute, "input"), (Meta::Invoke, "input")];
+  /// Seed 000's spelling, read only when the other key is absent.
+  const ALTERNATIVE: [(Meta, &str, &str); 1] = [(Meta::Describe, "tools", "toolNames")];
+
+  fn engine() -> Engine {
+    let mut e = Engine::new(EngineOptions { direct_calls: true, ..EngineOptions::default() }).unwrap();
+    e.set_tools(vec![tool(json!({ "name": "a:one" }))]).unwrap();
+    e
+  }
+
+  /// A minimal valid input of `meta`.
+  fn valid(meta: Meta) -> Map<String, Value> {
+    let v = match meta {
+      Meta::Search => json!({ "query": "one" }),
+      Meta::Describe => json!({ "toolNames": ["a:one"] }),
+      Meta::Execute => json!({ "script": "return 1" }),
+      Meta::Invoke => json!({ "tool": "a:one" }),
+    };
+    v.as_object().cloned().unwrap()
+  }
+
+  /// Reads `input` as the meta-tool's reader does; only the verdict on the input matters.
+  fn read(e: &mut Engine, meta: Meta, input: Value) -> Result<(), InvalidArgument> {
+    match meta {
+      Meta::Search => e.search(&input).map(drop).map_err(|err| match err {
+        crate::engine::EngineError::InvalidArgument(a) => a,
+        other => panic!("{other}"),
+      }),
+      Meta::Describe => e.describe(&input).map(drop),
+      Meta::Execute => {
+        let config = Arc::new(SandboxConfig::default());
+        e.read_execute_input(input, &mut ExecuteConfig::new(&config)).map(drop)
+      }
+      Meta::Invoke => crate::engine::InvokeInput::read(input).map(drop),
+    }
+  }
+
+  #[test]
+  fn the_definitions_show_the_shown_keys_in_order() {
+    let d = Describing {
+      top_k: 8,
+      max_definitions: 8,
+      allow_loops: false,
+      allow_console: true,
+      timeout_ms: 3500,
+      direct_calls: true,
+    };
+    let defs = definitions(&Default::default(), &d);
+    for (meta, def) in Meta::ALL.into_iter().zip(&defs) {
+      let schema = &def["inputSchema"];
+      let shown: Vec<&str> = meta.input_keys().iter().filter(|k| k.shown).map(|k| k.name).collect();
+      let listed: Vec<&str> = schema["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+      assert_eq!(listed, shown, "{meta:?}");
+      let required: Vec<&str> = schema["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+      for key in meta.input_keys() {
+        assert!(!key.required || required.contains(&key.name), "{meta:?}: {} is required but not marked so", key.name);
+      }
+      assert!(required.iter().all(|r| shown.contains(r)), "{meta:?}: {required:?}");
+    }
+  }
+
+  #[test]
+  fn the_readers_read_every_key_and_only_those() {
+    let mut e = engine();
+    for meta in Meta::ALL {
+      read(&mut e, meta, Value::Object(valid(meta))).unwrap_or_else(|err| panic!("{meta:?}: {err}"));
+      // A key the shape does not have is ignored.
+      let mut extra = valid(meta);
+      extra.insert("notAKey".into(), json!({ "x": [1] }));
+      read(&mut e, meta, Value::Object(extra)).unwrap_or_else(|err| panic!("{meta:?}: {err}"));
+      for key in meta.input_keys() {
+        if key.required {
+          let mut missing = valid(meta);
+          missing.remove(key.name);
+          let err = read(&mut e, meta, Value::Object(missing)).expect_err(key.name);
+          assert!(err.message().contains(&format!("input.{}", key.name)), "{meta:?}: {err}");
+        }
+        if ANY_VALUE.contains(&(meta, key.name)) {
+          continue;
+        }
+        // `true` is a wrong value for every key that is not a flag (no top-level key is).
+        let mut wrong = valid(meta);
+        for (_, _, instead) in ALTERNATIVE.iter().filter(|(m, k, _)| *m == meta && *k == key.name) {
+          wrong.remove(*instead);
+        }
+        wrong.insert(key.name.into(), json!(true));
+        let err = read(&mut e, meta, Value::Object(wrong)).expect_err(key.name);
+        assert!(err.message().starts_with(&format!("input.{} ", key.name)), "{meta:?}.{}: {err}", key.name);
+      }
+    }
+  }
+
+  /// `export interface <name> { key?: … }` in `src/types.d.ts`: its top-level keys, with whether
+  /// each is optional.
+  fn typescript_interface(name: &str) -> Vec<(String, bool)> {
+    let source = include_str!("../types.d.ts");
+    let head = format!("export interface {name} {{");
+    let Some(start) = source.find(&head) else { return Vec::new() };
+    let mut keys = Vec::new();
+    let mut depth = 1;
+    for line in source[start + head.len()..].lines() {
+      let trimmed = line.trim();
+      if depth == 1 && !trimmed.starts_with("/**") && !trimmed.starts_with('*') {
+        let ident: String = trimmed.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        let rest = &trimmed[ident.len()..];
+        if !ident.is_empty() && (rest.starts_with("?:") || rest.starts_with(':')) {
+          keys.push((ident, rest.starts_with('?')));
+        }
+      }
+      depth += line.matches('{').count() as i32 - line.matches('}').count() as i32;
+      if depth <= 0 {
+        break;
+      }
+    }
+    keys
+  }
+
+  #[test]
+  fn the_typescript_inputs_have_the_same_keys() {
+    for meta in Meta::ALL {
+      let verb = meta.verb();
+      let name = format!("CodeCall{}{}Input", verb[..1].to_uppercase(), &verb[1..]);
+      let rust: Vec<(String, bool)> = meta.input_keys().iter().map(|k| (k.name.to_string(), !k.required)).collect();
+      assert_eq!(typescript_interface(&name), rust, "{name}");
+    }
+  }
+}
