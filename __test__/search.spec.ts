@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -257,6 +258,32 @@ describe('ToolIndex: semantic signal (static embeddings)', () => {
     for (const t of [titled, annotated, described]) expect(names(indexOf([t]), paraphrase)).toEqual(['fc'])
     // Not strings: ignored, not refused.
     expect(names(indexOf([{ ...bare, title: 7 } as unknown as IndexedTool]), paraphrase)).toEqual([])
+  })
+
+  // On Windows the table is compiled in.
+  it.skipIf(process.platform === 'win32')('without its table (a .node copied away from it): lexical search, and one warning per process', () => {
+    // A fresh Node process: the table is read once per process.
+    const script = `
+      const { ToolIndex, CodeCall } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
+      const warnings = []
+      process.on('warning', (w) => warnings.push({ code: w.code, message: w.message }))
+      const tools = [{ name: 'weather:get_forecast', description: 'Get the weather forecast for a city' }]
+      const a = new ToolIndex(); a.upsert(tools)
+      const b = new ToolIndex(); b.upsert(tools)
+      new CodeCall().dispose()
+      new ToolIndex({ semantic: false })
+      const out = { paraphrase: a.search('will it rain tomorrow').map((h) => h.name), word: b.search('forecast').map((h) => h.name) }
+      setImmediate(() => console.log(JSON.stringify({ ...out, warnings })))
+    `
+    for (const path of [join(__dirname, 'no-such-table.bin'), __filename]) {
+      const stdout = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CODECALL_EMBEDDINGS_PATH: path } })
+      const out = JSON.parse(stdout)
+      expect(out.paraphrase).toEqual([])
+      expect(out.word).toEqual(['weather:get_forecast'])
+      expect(out.warnings).toHaveLength(1)
+      expect(out.warnings[0].code).toBe('CODECALL_NO_EMBEDDINGS')
+      expect(out.warnings[0].message).toContain(path)
+    }
   })
 
   it('unrelated queries still return []', () => {

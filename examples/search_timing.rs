@@ -48,6 +48,13 @@ fn corpus(path: &str, n: usize) -> Result<Vec<Tool>, Box<dyn std::error::Error>>
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+  // A release build looks for the embedding table next to the addon only; here there is none.
+  if std::env::var_os("CODECALL_EMBEDDINGS_PATH").is_none() {
+    std::env::set_var(
+      "CODECALL_EMBEDDINGS_PATH",
+      concat!(env!("CARGO_MANIFEST_DIR"), "/src/search/embeddings/minilm-l6-v2.q8.bin"),
+    );
+  }
   let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1000);
   let list = match std::env::args().nth(2) {
     Some(path) => corpus(&path, n)?,

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { PLATFORMS, WORKER, assemble, platformFiles } from './assemble.mjs'
+import { PLATFORMS, TABLE, WORKER, assemble, platformFiles } from './assemble.mjs'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const keep = process.argv.includes('--keep')
@@ -73,7 +73,8 @@ function built(file) {
 rmSync(stage, { recursive: true, force: true })
 const artifacts = join(stage, 'artifacts', `bindings-${target}`)
 mkdirSync(artifacts, { recursive: true })
-for (const file of platformFiles(target)) cpSync(built(file), join(artifacts, file))
+// The table comes from the source tree, not from the build (assemble copies it).
+for (const file of platformFiles(target).filter((f) => f !== TABLE)) cpSync(built(file), join(artifacts, file))
 cpSync(join(root, 'npm', platformDir), join(stage, 'npm', platformDir), { recursive: true })
 const problems = assemble({ artifacts: join(stage, 'artifacts'), npmDir: join(stage, 'npm'), targets: [target] })
 if (problems.length) {
@@ -105,7 +106,7 @@ check('main tarball: no tests, benches, sources, binaries or build files', () =>
   assert(missing.length === 0, `missing: ${missing.join(', ')}`)
   return `${main.paths.length} files`
 })
-check('platform tarball: exactly its manifest, README, .node and worker', () => {
+check('platform tarball: exactly its manifest, README, .node, worker and embedding table', () => {
   const expected = ['README.md', 'package.json', ...platformFiles(target)].sort()
   assert(JSON.stringify([...platform.paths].sort()) === JSON.stringify(expected), `has ${platform.paths.join(', ')}; expected ${expected.join(', ')}`)
 })
@@ -160,6 +161,16 @@ ${workersScan}
     await sb.dispose()
   }
   assert.equal(validate('return 1').ok, true)
+  // The embedding table is found inside the installed platform package: no warning, and a query
+  // that shares no word with the tool finds it by meaning alone.
+  const warnings = []
+  process.on('warning', (w) => warnings.push(w))
+  const { ToolIndex } = require('@codecall/native')
+  const index = new ToolIndex()
+  index.upsert([{ name: 'weather:get_forecast', description: 'Get the weather forecast for a city' }, { name: 'math:add', description: 'Add two numbers' }])
+  assert.deepEqual(index.search('will it rain tomorrow').map((h) => h.name), ['weather:get_forecast'])
+  await new Promise((r) => setImmediate(r))
+  assert.deepEqual(warnings.filter((w) => w.code === 'CODECALL_NO_EMBEDDINGS').map(String), [])
   const cc = new CodeCall({ metaToolSeparator: '_' })
   cc.setTools([{ name: 'math:add', description: 'Add two numbers', inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } }])
   assert.equal(cc.search({ query: 'add numbers' }).tools[0].name, 'math:add')

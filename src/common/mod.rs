@@ -3,12 +3,15 @@
 //!
 //! Nothing here runs a script or parses one.
 
+mod addon;
 /// The napi edge's argument readers; only the layers' `binding.rs` files use them.
 pub(crate) mod args;
 mod codes;
 mod error;
 mod preset;
 
+#[cfg(unix)]
+pub use addon::addon_path;
 #[cfg(test)]
 pub(crate) use codes::typescript_union;
 pub use codes::ErrorCode;

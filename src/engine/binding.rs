@@ -140,6 +140,9 @@ impl CodeCall {
     o.allow_loops = config.policy.allow_loops;
     o.allow_console = config.policy.allow_console;
     o.timeout_ms = config.timeout_ms;
+    if o.index.semantic {
+      crate::search::warn_without_table(&env);
+    }
     let engine = Engine::new(o).map_err(|e| napi::Error::from_reason(e.to_string()))?;
     let sandbox = Sandbox::from_config(&env, config)?;
     let helper_factory: Function<Unknown, Unknown> = env.run_script(ENGINE_JS)?;

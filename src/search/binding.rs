@@ -1,15 +1,17 @@
 //! `class ToolIndex` for JavaScript. Thin: argument checks and conversions; the index is plain Rust.
 
-use crate::common::InvalidArgument;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use napi::{
-  bindgen_prelude::{Either, JsObjectValue, Null, Object},
+  bindgen_prelude::{Either, FnArgs, Function, JsObjectValue, Null, Object},
   Env, Error, JsValue, Status, Unknown, ValueType,
 };
 use napi_derive::napi;
 use serde_json::{Map, Value};
 
-use super::{index::ToolIndex as Core, tool, IndexError, IndexOptions, SearchOptions, Tool};
+use super::{embed, index::ToolIndex as Core, tool, IndexError, IndexOptions, SearchOptions, Tool};
 use crate::common::args::{self, array_arg, object_arg, present};
+use crate::common::InvalidArgument;
 
 /// Options of `new ToolIndex()`.
 #[napi(object)]
@@ -89,6 +91,9 @@ impl ToolIndex {
       semantic,
     })
     .map_err(engine_error)?;
+    if semantic {
+      warn_without_table(&env);
+    }
     Ok(Self { core, semantic })
   }
 
@@ -288,6 +293,29 @@ fn lenient_string(env: &Env, object: &Object, key: &str) -> napi::Result<Option<
     Some(v) if v.get_type()? == ValueType::String => args::string_arg(env, &v, key).map(Some),
     _ => Ok(None),
   }
+}
+
+/// The code of the warning below.
+const NO_TABLE_WARNING: &str = "CODECALL_NO_EMBEDDINGS";
+
+/// Says once per process, as a Node warning (`process.emitWarning`, code
+/// `CODECALL_NO_EMBEDDINGS`), that the semantic signal is off because there is no embedding
+/// table; search still works, lexically. Called where an index with the signal on is made.
+pub(crate) fn warn_without_table(env: &Env) {
+  static WARNED: AtomicBool = AtomicBool::new(false);
+  let Err(why) = embed::table_status() else { return };
+  if WARNED.swap(true, Ordering::Relaxed) {
+    return;
+  }
+  let message = format!("@codecall/native: semantic search is off: {why}");
+  let emit = || -> napi::Result<()> {
+    let process: Object = env.get_global()?.get_named_property("process")?;
+    let emit_warning: Function<FnArgs<(String, &str, &str)>, Unknown> = process.get_named_property("emitWarning")?;
+    emit_warning.apply(process, FnArgs::from((message.clone(), "Warning", NO_TABLE_WARNING)))?;
+    Ok(())
+  };
+  // A warning that cannot be emitted (no `process`) is not worth failing the constructor over.
+  let _ = emit();
 }
 
 fn engine_error(e: IndexError) -> Error {

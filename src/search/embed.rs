@@ -2,9 +2,9 @@
 //! (`embeddings/README.md`), the model's own BERT tokenizer, and mean pooling. No model runs: a
 //! text's vector is the mean of its tokens' table rows, L2-normalised (microseconds).
 //!
-//! The table (format "CCEMBED1", spec at the top of `scripts/embeddings/distill.py`) is compiled in
-//! and parsed on first use. A table that fails validation turns the semantic signal off; it never
-//! panics.
+//! The table (format "CCEMBED1", spec at the top of `scripts/embeddings/distill.py`) is read (on
+//! Unix, from next to the `.node`; elsewhere compiled in) and parsed on first use. A missing table,
+//! or one that fails validation, turns the semantic signal off; it never panics.
 //!
 //! Tokenizer (the port of `basic_tokenize` and `WordPiece` in `scripts/embeddings/evaluate.py`,
 //! which matches the model's `tokenizer.json`): NUL, U+FFFD and control/format/unassigned
@@ -20,13 +20,21 @@ mod unicode;
 use std::{
   collections::HashMap,
   hash::{BuildHasherDefault, Hasher},
+  path::PathBuf,
   sync::OnceLock,
 };
 
 use unicode::{Class, CLASSES, DECOMPOSED};
 
-/// The compiled-in table.
-static TABLE_BYTES: &[u8] = include_bytes!("embeddings/minilm-l6-v2.q8.bin");
+/// The table's file name. On Unix the table is read at run time from next to the `.node` (the
+/// platform package ships it there), so the worker executable — which links this crate but never
+/// searches — does not carry its 4 MB too; on other systems (Windows: no worker) it is compiled in.
+pub const TABLE_FILE: &str = "minilm-l6-v2.q8.bin";
+/// Names the table file to read instead of looking next to the addon.
+pub const ENV_TABLE_PATH: &str = "CODECALL_EMBEDDINGS_PATH";
+/// Larger files are not read (ours is 4 MB).
+#[cfg(unix)]
+const MAX_TABLE_BYTES: u64 = 256 << 20;
 
 const MAGIC: &[u8; 8] = b"CCEMBED1";
 /// Longer words are unknown (BERT's `max_input_chars_per_word`).
@@ -34,13 +42,100 @@ const MAX_WORD_CHARS: usize = 100;
 /// Tables with more dimensions than this are refused (ours has 128).
 const MAX_DIMS: usize = 4096;
 
-/// The compiled-in table, parsed on first use; `None` if it is invalid (the signal is then off).
-pub fn table() -> Option<&'static Table> {
-  static TABLE: OnceLock<Option<Table>> = OnceLock::new();
-  TABLE.get_or_init(|| Table::parse(TABLE_BYTES)).as_ref()
+/// Why there is no table: the semantic signal is then off (the bindings say so once, as a Node
+/// warning).
+#[derive(Debug)]
+pub enum TableError {
+  /// No file in any of these places.
+  NotFound(Vec<PathBuf>),
+  Read(PathBuf, std::io::Error),
+  TooLarge(PathBuf, u64),
+  /// Not a "CCEMBED1" table, or a damaged one.
+  Invalid(PathBuf),
 }
 
-/// The unit vector of `text` by the compiled-in table; `None` when the table is unusable or the
+impl std::fmt::Display for TableError {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    match self {
+      Self::NotFound(places) => {
+        let places: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
+        write!(f, "no {TABLE_FILE} found (looked in {}; or set {ENV_TABLE_PATH})", places.join(", "))
+      }
+      Self::Read(path, error) => write!(f, "{} could not be read: {error}", path.display()),
+      Self::TooLarge(path, len) => write!(f, "{} is {len} bytes, too large for an embedding table", path.display()),
+      Self::Invalid(path) => write!(f, "{} is not a valid embedding table", path.display()),
+    }
+  }
+}
+
+impl std::error::Error for TableError {}
+
+/// The table, read and parsed on first use; `None` if there is none (the signal is then off).
+pub fn table() -> Option<&'static Table> {
+  table_status().ok()
+}
+
+/// The table, or why there is none.
+pub fn table_status() -> Result<&'static Table, &'static TableError> {
+  static TABLE: OnceLock<Result<Table, TableError>> = OnceLock::new();
+  TABLE.get_or_init(load).as_ref()
+}
+
+#[cfg(not(unix))]
+fn load() -> Result<Table, TableError> {
+  static BYTES: &[u8] = include_bytes!("embeddings/minilm-l6-v2.q8.bin");
+  Table::parse(BYTES).ok_or_else(|| TableError::Invalid(PathBuf::from(TABLE_FILE)))
+}
+
+#[cfg(unix)]
+fn load() -> Result<Table, TableError> {
+  read_table(table_places())
+}
+
+/// The first of `places` that exists, read and parsed.
+#[cfg(unix)]
+fn read_table(places: Vec<PathBuf>) -> Result<Table, TableError> {
+  use std::io::Read;
+  for path in &places {
+    let file = match std::fs::File::open(path) {
+      Ok(file) => file,
+      Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+      Err(e) => return Err(TableError::Read(path.clone(), e)),
+    };
+    let len = file.metadata().map_err(|e| TableError::Read(path.clone(), e))?.len();
+    if len > MAX_TABLE_BYTES {
+      return Err(TableError::TooLarge(path.clone(), len));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(MAX_TABLE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| TableError::Read(path.clone(), e))?;
+    // Read once per process and kept for its life: the parsed table borrows its strings from it.
+    let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+    return Table::parse(bytes).ok_or_else(|| TableError::Invalid(path.clone()));
+  }
+  Err(TableError::NotFound(places))
+}
+
+/// Where the table may be, in order: `CODECALL_EMBEDDINGS_PATH` (alone, if set); next to the
+/// `.node` (a platform package); under `src/search/embeddings/` beside it (a source checkout after
+/// `npm run build`); in a debug build, also this crate's source tree (`cargo test`, whose
+/// executable is no `.node`). A release build names no path of the machine that built it.
+#[cfg(unix)]
+fn table_places() -> Vec<PathBuf> {
+  if let Some(path) = std::env::var_os(ENV_TABLE_PATH).filter(|p| !p.is_empty()) {
+    return vec![PathBuf::from(path)];
+  }
+  let in_tree = std::path::Path::new("src").join("search").join("embeddings").join(TABLE_FILE);
+  let mut places = Vec::new();
+  if let Some(dir) = crate::common::addon_path().as_deref().and_then(std::path::Path::parent) {
+    places.push(dir.join(TABLE_FILE));
+    places.push(dir.join(&in_tree));
+  }
+  #[cfg(debug_assertions)]
+  places.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(in_tree));
+  places
+}
+
+/// The unit vector of `text` by the table; `None` when the table is unusable or the
 /// text has no known token. (The index holds the table itself; this is the tests' door.)
 #[cfg(test)]
 pub fn embed(text: &str) -> Option<Vec<f32>> {

@@ -30,6 +30,8 @@ mod typo;
 // The layer's surface: everything another layer (or an example program) may name.
 pub use index::{Hit, IndexError, IndexOptions, SearchOptions, ToolIndex, DEFAULT_TOP_K};
 pub use tool::{property_descriptions, property_names, Tool};
+// For the engine layer's binding, which makes an index of its own.
+pub(crate) use binding::warn_without_table;
 
 #[cfg(test)]
 mod tests;

@@ -21,7 +21,7 @@ pub fn worker_path() -> Result<PathBuf, StartError> {
       Err(StartError::NoWorker(format!("{ENV_WORKER_PATH} names {}, which is not an executable file", path.display())))
     };
   }
-  let Some(addon) = own_path() else {
+  let Some(addon) = crate::common::addon_path() else {
     return Err(StartError::NoWorker("the addon could not find its own file".into()));
   };
   let dir = addon.parent().unwrap_or(Path::new("."));
@@ -43,25 +43,4 @@ pub fn worker_path() -> Result<PathBuf, StartError> {
 fn is_executable(path: &Path) -> bool {
   use std::os::unix::fs::PermissionsExt;
   std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// The path of the shared object this code was loaded from (the `.node` file), via `dladdr`.
-fn own_path() -> Option<PathBuf> {
-  let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
-  let here = own_path as *const () as *const libc::c_void;
-  // SAFETY: `here` is an address inside this object; `info` is a writable Dl_info.
-  let found = unsafe { libc::dladdr(here, info.as_mut_ptr()) };
-  if found == 0 {
-    return None;
-  }
-  // SAFETY: dladdr returned non-zero, so it filled `info`.
-  let info = unsafe { info.assume_init() };
-  if info.dli_fname.is_null() {
-    return None;
-  }
-  // SAFETY: dli_fname is a NUL-terminated path owned by the dynamic loader, valid while loaded.
-  let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
-  use std::os::unix::ffi::OsStrExt;
-  let path = PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()));
-  std::fs::canonicalize(&path).ok().or(Some(path))
 }

@@ -70,6 +70,36 @@ fn content_words_are_whole_known_words_other_than_stop_words() {
   }
 }
 
+/// The shipped table's bytes, compiled into the test binary.
+static TABLE_BYTES: &[u8] = include_bytes!("../embeddings/minilm-l6-v2.q8.bin");
+
+#[test]
+fn the_table_is_found_in_the_source_tree() {
+  // `cargo test` has no `.node`: the last place, this crate's source tree, holds the table.
+  assert!(table_status().is_ok(), "{}", table_status().err().map(|e| e.to_string()).unwrap_or_default());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_missing_unreadable_or_damaged_table_is_a_reason_not_a_crash() {
+  let dir = std::env::temp_dir().join(format!("codecall-embed-test-{}", std::process::id()));
+  std::fs::create_dir_all(&dir).unwrap();
+  let (missing, damaged) = (dir.join("missing.bin"), dir.join("damaged.bin"));
+  std::fs::write(&damaged, &TABLE_BYTES[..1000]).unwrap();
+  let err = read_table(vec![missing.clone()]).err().expect("missing");
+  assert!(matches!(&err, TableError::NotFound(p) if p == std::slice::from_ref(&missing)), "{err}");
+  assert!(err.to_string().contains(ENV_TABLE_PATH), "{err}");
+  let err = read_table(vec![missing.clone(), damaged.clone()]).err().expect("damaged");
+  assert!(matches!(&err, TableError::Invalid(p) if p == &damaged), "{err}");
+  // A directory opens but does not read.
+  let err = read_table(vec![dir.clone()]).err().expect("directory");
+  assert!(matches!(&err, TableError::Read(p, _) if p == &dir), "{err}");
+  let good = dir.join("good.bin");
+  std::fs::write(&good, TABLE_BYTES).unwrap();
+  assert!(read_table(vec![missing, good]).is_ok());
+  std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn malformed_tables_are_refused() {
   let good: &'static [u8] = TABLE_BYTES;
