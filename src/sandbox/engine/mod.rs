@@ -90,6 +90,7 @@ impl Engine {
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used)]
 mod tests {
   /// Every global `prelude.js` installs by name is in `GLOBALS`, and nothing else is.
   #[test]
@@ -101,5 +102,24 @@ mod tests {
     let mut listed = super::GLOBALS.to_vec();
     listed.sort_unstable();
     assert_eq!(installed, listed);
+  }
+
+  /// The README's **Globals** list (the `new Sandbox` section) names every global, and no other
+  /// word of it in backticks is a global the prelude does not install.
+  #[test]
+  fn the_readme_lists_the_globals() {
+    let readme = include_str!("../../../README.md");
+    let start = readme.find("- **Globals**:").expect("a Globals list in the README");
+    let paragraph = &readme[start..];
+    let paragraph = &paragraph[..paragraph[2..].find("\n- ").map_or(paragraph.len(), |end| end + 2)];
+    let named: Vec<&str> = paragraph
+      .split('`')
+      .skip(1)
+      .step_by(2)
+      .map(|code| code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or_default())
+      .collect();
+    for global in super::GLOBALS {
+      assert!(named.contains(global), "the README's Globals list does not name `{global}`");
+    }
   }
 }
