@@ -221,6 +221,10 @@ return { ids: list.items.map((u) => u.id), one, text }`,
     expect(await refused('admin:purge')).toBe('TOOL_NOT_FOUND')
     expect(await refused('codecall:search')).toBe('SELF_REFERENCE_BLOCKED')
     expect(filtered).not.toContain('admin:purge')
+    // Ids count the calls that reach the host (three so far): refusals take no number.
+    events.length = 0
+    await cc.invoke({ tool: 'users:get', input: { id: 'u1' } }, host([], events))
+    expect((events[0] as { callId: string }).callId).toMatch(/^invoke-\d+-4$/)
     const throwing = { callTool: () => { throw Object.assign(new Error('rate limited'), { code: 'RATE_LIMIT' }) } }
     expect(await cc.invoke({ tool: 'users:get', input: { id: 'x' } }, throwing)).toMatchObject({
       status: 'error',

@@ -189,7 +189,9 @@ ${workersScan}
 `,
 )
 check('CommonJS: require, both isolations with a host tool call, CodeCall, every subpath', () => {
-  const out = run(process.execPath, ['cjs.cjs'], project)
+  // The installed package must find its own table: no override from the caller's environment.
+  const { CODECALL_EMBEDDINGS_PATH: _, ...env } = process.env
+  const out = run(process.execPath, ['cjs.cjs'], project, { env })
   assert(out.includes('cjs ok'), out)
   return process.features.require_module ? 'ESM subpaths through require()' : 'ESM subpaths need Node >= 20.19 for require()'
 })

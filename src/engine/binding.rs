@@ -140,10 +140,11 @@ impl CodeCall {
     o.allow_loops = config.policy.allow_loops;
     o.allow_console = config.policy.allow_console;
     o.timeout_ms = config.timeout_ms;
-    if o.index.semantic {
+    let semantic = o.index.semantic;
+    let engine = Engine::new(o).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+    if semantic {
       crate::search::warn_without_table(&env);
     }
-    let engine = Engine::new(o).map_err(|e| napi::Error::from_reason(e.to_string()))?;
     let sandbox = Sandbox::from_config(&env, config)?;
     let helper_factory: Function<Unknown, Unknown> = env.run_script(ENGINE_JS)?;
     refs.set("helper", helper_factory.call(sandbox.settle(&env)?)?)?;
@@ -411,8 +412,9 @@ impl CodeCall {
     let filter = self.callback(env, "filter")?;
     let allow_fn: Option<Fn1<FnArgs<(Unknown, String)>, bool>> = self.helper(env)?.get("allow")?;
     let mut filter_error = None;
-    self.next_invoke.set(self.next_invoke.get() + 1);
-    let id = format!("invoke-{}-{}", self.instance, self.next_invoke.get());
+    // Numbered among the calls that reach the host: a refusal takes no number.
+    let number = self.next_invoke.get() + 1;
+    let id = format!("invoke-{}-{number}", self.instance);
     // A shared borrow: the filter may read this CodeCall (listTools, describe), not change it.
     let begun = self.engine()?.begin_invoke(input, &id, |def| match (filter, &allow_fn) {
       (Some(filter), Some(allow)) => match allow.call(FnArgs::from((filter, def.summary().to_string()))) {
@@ -428,7 +430,10 @@ impl CodeCall {
       return Err(e);
     }
     let invocation = match begun {
-      Ok(invocation) => invocation,
+      Ok(invocation) => {
+        self.next_invoke.set(number);
+        invocation
+      }
       Err(refused) => {
         let out = self.to_js(env, &refused)?;
         return self.resolved(env, out);

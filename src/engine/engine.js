@@ -42,6 +42,7 @@
           // A throwing onEvent never breaks the call.
         }
       };
+      const started = performance.now();
       emit(parse(startJson));
       return new Promise((resolve) => {
         settle(host.callTool, host, [name, parse(inputJson), meta], (errorJson, valueJson) => {
@@ -54,7 +55,7 @@
             const ids = { executionId: meta.executionId, callId: meta.callId, toolName: name };
             out = {
               result: { status: 'error', error: { ...error, toolName: name, toolInput: parse(inputJson) } },
-              end: { type: 'tool_call_end', ...ids, input: parse(inputJson), status: 'error', durationMs: 0, error },
+              end: { type: 'tool_call_end', ...ids, input: parse(inputJson), status: 'error', durationMs: performance.now() - started, error },
             };
           }
           emit(out.end);

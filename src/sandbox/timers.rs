@@ -53,6 +53,7 @@ impl<T> Timers<T> {
     self.heap.peek().map(|Reverse(e)| e.at)
   }
 
+  #[cfg_attr(not(unix), allow(dead_code))] // read by the process supervisor only
   pub fn is_empty(&self) -> bool {
     self.heap.is_empty()
   }

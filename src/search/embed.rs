@@ -34,7 +34,7 @@ pub const TABLE_FILE: &str = "minilm-l6-v2.q8.bin";
 pub const ENV_TABLE_PATH: &str = "CODECALL_EMBEDDINGS_PATH";
 /// Larger files are not read (ours is 4 MB).
 #[cfg(unix)]
-const MAX_TABLE_BYTES: u64 = 256 << 20;
+const MAX_TABLE_BYTES: u64 = 32 << 20;
 
 const MAGIC: &[u8; 8] = b"CCEMBED1";
 /// Longer words are unknown (BERT's `max_input_chars_per_word`).
@@ -45,6 +45,8 @@ const MAX_DIMS: usize = 4096;
 /// Why there is no table: the semantic signal is then off (the bindings say so once, as a Node
 /// warning).
 #[derive(Debug)]
+// Without Unix the table is compiled in: only `Invalid` can happen.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub enum TableError {
   /// No file in any of these places.
   NotFound(Vec<PathBuf>),
@@ -57,6 +59,9 @@ pub enum TableError {
 impl std::fmt::Display for TableError {
   fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
     match self {
+      Self::NotFound(places) if places.is_empty() => {
+        write!(f, "no {TABLE_FILE} found (the addon could not find its own file; set {ENV_TABLE_PATH})")
+      }
       Self::NotFound(places) => {
         let places: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
         write!(f, "no {TABLE_FILE} found (looked in {}; or set {ENV_TABLE_PATH})", places.join(", "))
@@ -102,7 +107,11 @@ fn read_table(places: Vec<PathBuf>) -> Result<Table, TableError> {
       Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
       Err(e) => return Err(TableError::Read(path.clone(), e)),
     };
-    let len = file.metadata().map_err(|e| TableError::Read(path.clone(), e))?.len();
+    let metadata = file.metadata().map_err(|e| TableError::Read(path.clone(), e))?;
+    if !metadata.is_file() {
+      return Err(TableError::Invalid(path.clone()));
+    }
+    let len = metadata.len();
     if len > MAX_TABLE_BYTES {
       return Err(TableError::TooLarge(path.clone(), len));
     }
@@ -117,7 +126,7 @@ fn read_table(places: Vec<PathBuf>) -> Result<Table, TableError> {
 
 /// Where the table may be, in order: `CODECALL_EMBEDDINGS_PATH` (alone, if set); next to the
 /// `.node` (a platform package); under `src/search/embeddings/` beside it (a source checkout after
-/// `npm run build`); in a debug build, also this crate's source tree (`cargo test`, whose
+/// `npm run build`); in a debug or test build, also this crate's source tree (`cargo test`, whose
 /// executable is no `.node`). A release build names no path of the machine that built it.
 #[cfg(unix)]
 fn table_places() -> Vec<PathBuf> {
@@ -130,7 +139,7 @@ fn table_places() -> Vec<PathBuf> {
     places.push(dir.join(TABLE_FILE));
     places.push(dir.join(&in_tree));
   }
-  #[cfg(debug_assertions)]
+  #[cfg(any(debug_assertions, test))]
   places.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(in_tree));
   places
 }

@@ -101,6 +101,11 @@ pub fn limit_malloc_arenas() {
 /// Why the filter is not in. The worker reports it (as text) in its `Ready` frame; the host then
 /// warns that its workers run without a filter.
 #[derive(Debug)]
+// Only Linux on x86_64/aarch64 installs a filter; elsewhere only `Unsupported` is made.
+#[cfg_attr(
+  not(all(target_os = "linux", target_endian = "little", any(target_arch = "x86_64", target_arch = "aarch64"))),
+  allow(dead_code)
+)]
 pub enum SeccompError {
   /// Not Linux on x86_64 or aarch64.
   #[cfg_attr(

@@ -20,6 +20,7 @@ pub const PROTOCOL: u32 = 2;
 /// The crate version both sides were built from.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// No frame may be larger than this, whatever the limits (a result is at most `maxResultBytes`).
+#[cfg_attr(not(unix), allow(dead_code))] // the pipe exists only with process isolation
 pub const MAX_FRAME: usize = 256 << 20;
 
 // Host → worker.

@@ -91,9 +91,10 @@ fn a_missing_unreadable_or_damaged_table_is_a_reason_not_a_crash() {
   assert!(err.to_string().contains(ENV_TABLE_PATH), "{err}");
   let err = read_table(vec![missing.clone(), damaged.clone()]).err().expect("damaged");
   assert!(matches!(&err, TableError::Invalid(p) if p == &damaged), "{err}");
-  // A directory opens but does not read.
+  // A directory opens but is no table.
   let err = read_table(vec![dir.clone()]).err().expect("directory");
-  assert!(matches!(&err, TableError::Read(p, _) if p == &dir), "{err}");
+  assert!(matches!(&err, TableError::Invalid(p) if p == &dir), "{err}");
+  assert!(TableError::NotFound(Vec::new()).to_string().contains("could not find its own file"));
   let good = dir.join("good.bin");
   std::fs::write(&good, TABLE_BYTES).unwrap();
   assert!(read_table(vec![missing, good]).is_ok());
