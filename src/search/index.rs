@@ -301,14 +301,27 @@ impl ToolIndex {
         // only for a query with a content word the table knows whole (fragments and filler pool
         // to noise that can land near some tool: "xyzzy plugh", "the of and").
         if self.table().is_some_and(|t| t.has_content_word(&query, analysis::is_stop_word)) {
-          self.vectors.at_least(&vector, SEMANTIC_THRESHOLD, |id, cos| {
+          // Static vectors sit close together, so thousands of tools can reach the threshold; only
+          // the best `top_k` of them (and any tied with the last) can make the result, since a
+          // semantic-only score grows with the cosine alone. The scan only collects; tools are
+          // looked up, best first, until that many passed.
+          let mut near: Vec<(u64, f32)> = Vec::new();
+          self.vectors.at_least(&vector, SEMANTIC_THRESHOLD, |id, cos| near.push((id, cos)));
+          near.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
+          let (mut taken, mut last) = (0usize, f32::NAN);
+          for (id, cos) in near {
+            if taken >= options.top_k && cos < last {
+              break;
+            }
             if found.contains(&id) {
-              return;
+              continue;
             }
             if let Some(entry) = self.entries.get(&id).filter(|e| passes_filters(&e.tool, options)) {
               hits.push((score::fuse(0.0, Some(cos)), entry));
+              taken += 1;
+              last = cos;
             }
-          });
+          }
         }
       }
     }
