@@ -21,6 +21,30 @@ fn engine(mode: Mode, tools: Vec<Value>) -> Engine {
   e
 }
 
+/// A JSON object from literal entries (the engine's test modules share it).
+pub(crate) fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+  Value::Object(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// serde_json drops nested values recursively; take deep test values apart with a heap stack.
+pub(crate) fn drop_iteratively(value: Value) {
+  let mut stack = vec![value];
+  while let Some(mut v) = stack.pop() {
+    match &mut v {
+      Value::Array(items) => stack.extend(std::mem::take(items)),
+      Value::Object(map) => {
+        let keys: Vec<String> = map.keys().cloned().collect();
+        for k in keys {
+          if let Some(child) = map.remove(&k) {
+            stack.push(child);
+          }
+        }
+      }
+      _ => {}
+    }
+  }
+}
+
 fn names(v: &[Value]) -> Vec<String> {
   v.iter().map(|t| t["name"].as_str().unwrap_or_default().to_string()).collect()
 }

@@ -583,6 +583,7 @@ pub(crate) fn doc_text(text: &str, max: usize) -> Option<String> {
 mod tests {
   #![allow(clippy::unwrap_used, clippy::expect_used)]
   use super::*;
+  use crate::engine::tests::{drop_iteratively, object};
   use serde_json::json;
 
   fn ty(schema: Value) -> String {
@@ -794,29 +795,6 @@ mod tests {
     }
     assert!(type_expression(&arrays).len() < 2 * INPUT_BUDGET);
     drop_iteratively(arrays);
-  }
-
-  pub(crate) fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    Value::Object(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
-  }
-
-  /// serde_json drops nested values recursively; take deep test values apart with a heap stack.
-  pub(crate) fn drop_iteratively(value: Value) {
-    let mut stack = vec![value];
-    while let Some(mut v) = stack.pop() {
-      match &mut v {
-        Value::Array(items) => stack.extend(std::mem::take(items)),
-        Value::Object(map) => {
-          let keys: Vec<String> = map.keys().cloned().collect();
-          for k in keys {
-            if let Some(child) = map.remove(&k) {
-              stack.push(child);
-            }
-          }
-        }
-        _ => {}
-      }
-    }
   }
 
   #[test]

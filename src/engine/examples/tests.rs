@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use super::*;
+use crate::engine::tests::{drop_iteratively, object};
 use serde_json::json;
 
 fn examples(name: &str, description: Option<&str>, schema: Value) -> Vec<UsageExample> {
@@ -28,29 +29,6 @@ fn verdict(schema: &Value, value: &Value) -> Verdict {
   let info = ToolInfo::new("t:run", None);
   let mut engine = Engine::new(schema, &info);
   engine.check(value, schema, 0)
-}
-
-fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
-  Value::Object(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
-}
-
-/// serde_json drops nested values recursively; take deep test values apart with a heap stack.
-fn drop_iteratively(value: Value) {
-  let mut stack = vec![value];
-  while let Some(mut v) = stack.pop() {
-    match &mut v {
-      Value::Array(items) => stack.extend(std::mem::take(items)),
-      Value::Object(map) => {
-        let keys: Vec<String> = map.keys().cloned().collect();
-        for k in keys {
-          if let Some(child) = map.remove(&k) {
-            stack.push(child);
-          }
-        }
-      }
-      _ => {}
-    }
-  }
 }
 
 fn has_loop(code: &str) -> bool {
