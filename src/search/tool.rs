@@ -30,7 +30,11 @@ pub const MAX_SCHEMA_DEPTH: usize = 4;
 /// `items`, `anyOf`/`oneOf`/`allOf` and `$defs`, without repeats.
 pub fn property_names(schema: &Value) -> Vec<String> {
   let mut out = Vec::new();
-  collect_properties(schema, 0, &mut out);
+  walk_properties(schema, 0, &mut out, &|name, _, out| {
+    if !out.iter().any(|n| n == name) {
+      out.push(name.to_string());
+    }
+  });
   out
 }
 
@@ -42,48 +46,25 @@ pub const MAX_PROPERTY_DESCRIPTION_CHARS: usize = 1024;
 /// each cut to [`MAX_PROPERTY_DESCRIPTION_CHARS`].
 pub fn property_descriptions(schema: &Value) -> Vec<String> {
   let mut out = Vec::new();
-  collect_descriptions(schema, 0, &mut out);
+  walk_properties(schema, 0, &mut out, &|_, sub, out| {
+    if let Some(Value::String(d)) = sub.get("description") {
+      if !d.trim().is_empty() {
+        out.push(d.chars().take(MAX_PROPERTY_DESCRIPTION_CHARS).collect());
+      }
+    }
+  });
   out
 }
 
-fn collect_descriptions(schema: &Value, depth: usize, out: &mut Vec<String>) {
-  let Value::Object(map) = schema else { return };
-  if depth > MAX_SCHEMA_DEPTH {
-    return;
-  }
-  if let Some(Value::Object(props)) = map.get("properties") {
-    for sub in props.values() {
-      if out.len() >= MAX_PROPERTIES {
-        return;
-      }
-      if let Some(Value::String(d)) = sub.get("description") {
-        if !d.trim().is_empty() {
-          out.push(d.chars().take(MAX_PROPERTY_DESCRIPTION_CHARS).collect());
-        }
-      }
-      collect_descriptions(sub, depth + 1, out);
-    }
-  }
-  if let Some(items) = map.get("items") {
-    collect_descriptions(items, depth + 1, out);
-  }
-  for key in ["anyOf", "oneOf", "allOf"] {
-    if let Some(Value::Array(list)) = map.get(key) {
-      for sub in list {
-        collect_descriptions(sub, depth + 1, out);
-      }
-    }
-  }
-  for key in ["$defs", "definitions"] {
-    if let Some(Value::Object(defs)) = map.get(key) {
-      for sub in defs.values() {
-        collect_descriptions(sub, depth + 1, out);
-      }
-    }
-  }
-}
-
-fn collect_properties(schema: &Value, depth: usize, out: &mut Vec<String>) {
+/// Calls `visit(name, property schema, out)` for each property of `schema`, recursively through
+/// nested objects, `items`, `anyOf`/`oneOf`/`allOf` and `$defs`, down to [`MAX_SCHEMA_DEPTH`];
+/// stops taking properties once `out` holds [`MAX_PROPERTIES`].
+fn walk_properties(
+  schema: &Value,
+  depth: usize,
+  out: &mut Vec<String>,
+  visit: &dyn Fn(&str, &Value, &mut Vec<String>),
+) {
   let Value::Object(map) = schema else { return };
   if depth > MAX_SCHEMA_DEPTH {
     return;
@@ -93,26 +74,24 @@ fn collect_properties(schema: &Value, depth: usize, out: &mut Vec<String>) {
       if out.len() >= MAX_PROPERTIES {
         return;
       }
-      if !out.contains(name) {
-        out.push(name.clone());
-      }
-      collect_properties(sub, depth + 1, out);
+      visit(name, sub, out);
+      walk_properties(sub, depth + 1, out, visit);
     }
   }
   if let Some(items) = map.get("items") {
-    collect_properties(items, depth + 1, out);
+    walk_properties(items, depth + 1, out, visit);
   }
   for key in ["anyOf", "oneOf", "allOf"] {
     if let Some(Value::Array(list)) = map.get(key) {
       for sub in list {
-        collect_properties(sub, depth + 1, out);
+        walk_properties(sub, depth + 1, out, visit);
       }
     }
   }
   for key in ["$defs", "definitions"] {
     if let Some(Value::Object(defs)) = map.get(key) {
       for sub in defs.values() {
-        collect_properties(sub, depth + 1, out);
+        walk_properties(sub, depth + 1, out, visit);
       }
     }
   }
