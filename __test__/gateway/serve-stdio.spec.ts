@@ -318,7 +318,18 @@ describe('audit', () => {
   it('writes one line per execute with the code hash, never the code or data', async () => {
     const script = `return await callTool('fx:echo', { text: 'audit-secret-value' })`
     await execute(script)
-    const lines = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    // The audit stream writes asynchronously: the reply can arrive before its line is on disk.
+    const hash = createHash('sha256').update(script).digest('hex')
+    const readLines = () => readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    const written = () => {
+      try {
+        return readLines().at(-1)?.codeSha256 === hash
+      } catch {
+        return false // a line half written
+      }
+    }
+    await waitFor(written, 10_000, 'the audit line of this execute')
+    const lines = readLines()
     const last = lines[lines.length - 1]
     expect(last).toMatchObject({
       tool: 'codecall_execute',
