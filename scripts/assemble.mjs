@@ -39,6 +39,18 @@ export function platformFiles(target) {
   return target.includes('windows') ? [`codecall.${dir}.node`] : [`codecall.${dir}.node`, WORKER, TABLE]
 }
 
+/**
+ * The main package's manifest as a release publishes it: `napi prepublish` adds one optional
+ * dependency per target, `<name>-<platform>` at the same version, so npm installs the one platform
+ * package whose `os` / `cpu` / `libc` match the user's machine. The repository's package.json
+ * leaves them out: they are not on the registry until the release, and `npm ci` would refuse them.
+ */
+export function releaseManifest(pkg) {
+  const optionalDependencies = { ...pkg.optionalDependencies }
+  for (const target of pkg.napi.targets) optionalDependencies[`${pkg.name}-${PLATFORMS[target]}`] = pkg.version
+  return { ...pkg, optionalDependencies }
+}
+
 /** Copies every target's files from `artifacts` into `npmDir`; returns the problems found. */
 export function assemble({ artifacts, npmDir, targets }) {
   const problems = []

@@ -11,7 +11,10 @@
 //    Jest and one Vitest test.
 // 4. Prints the tarball sizes (`.package-test/sizes.json`; BENCHMARKS.md records them).
 //
-// Needs `npm run build` first (the release `.node` and worker). `--keep` leaves the project.
+// Needs `npm run build` first (the release `.node` and worker), or `npm run build:target -- <this
+// machine's triple>`: when artifacts/bindings-<triple>/ exists, that release build is the one packed,
+// and its loader floor (`scripts/platforms/binaries.mjs`: GLIBC_2.17 on Linux gnu) is checked — CI
+// packs that one. `--keep` leaves the project.
 import { execFileSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -19,6 +22,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { PLATFORMS, TABLE, WORKER, assemble, platformFiles } from './assemble.mjs'
+import { checkBinary } from './platforms/binaries.mjs'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const keep = process.argv.includes('--keep')
@@ -62,8 +66,13 @@ const platformDir = PLATFORMS[target]
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const platformName = JSON.parse(readFileSync(join(root, 'npm', platformDir, 'package.json'), 'utf8')).name
 
-/** Where `npm run build` (or the CI artifact download) left each file; the newest wins. */
+/** `npm run build:target`'s release build of this target, if there is one. */
+const releaseBuild = join(root, 'artifacts', `bindings-${target}`)
+const fromRelease = existsSync(join(releaseBuild, platformFiles(target)[0]))
+
+/** Where the build left each file: the release build if any, else `npm run build`'s (the newest). */
 function built(file) {
+  if (fromRelease) return join(releaseBuild, file)
   const candidates = file === WORKER ? [join(root, 'target', target, 'release', file), join(root, file)] : [join(root, file)]
   const found = candidates.filter((p) => existsSync(p)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
   if (!found.length) throw new Error(`${file} not found (looked in ${candidates.join(', ')}): run \`npm run build\` first`)
@@ -80,6 +89,15 @@ const problems = assemble({ artifacts: join(stage, 'artifacts'), npmDir: join(st
 if (problems.length) {
   for (const p of problems) console.error(p)
   process.exit(1)
+}
+
+console.log(`packing ${fromRelease ? `the release build in ${releaseBuild}` : "`npm run build`'s build"}`)
+for (const file of platformFiles(target).filter((f) => f !== TABLE)) {
+  check(`loader check of ${file}${fromRelease ? '' : ' (informational: not a release build)'}`, () => {
+    const { problems: found, summary } = checkBinary(target, file === WORKER ? 'worker' : 'addon', built(file))
+    if (found.length && fromRelease) throw new Error(`${summary}\n${found.join('\n')}`)
+    return found.length ? `${summary}; would fail as a release: ${found.join('; ')}` : summary
+  })
 }
 
 // ---- 2. pack and look inside ---------------------------------------------------------------------

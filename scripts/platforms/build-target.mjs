@@ -1,0 +1,105 @@
+// `npm run build:target -- <triple>...` (or `--all`): the release build of the addon and its
+// worker for any of the seven targets, on this Linux x86_64 machine, into
+// artifacts/bindings-<triple>/ — the layout `scripts/assemble.mjs` packs. The release workflow runs
+// this same script for every target, so what is checked here is what ships.
+//
+// One road for every target: zig as C compiler and linker, through cargo-zigbuild.
+// - Linux gnu: `napi build -x` with the target pinned to glibc 2.17 (`<triple>.2.17`): zig links
+//   against 2.17's symbol versions, so the result loads on RHEL 7, Amazon Linux 2 and Lambda.
+// - Linux musl: the addon links musl's libc.so dynamically (`-crt-static` off: Alpine's Node owns the
+//   process's one libc); nothing from glibc.
+// - macOS: `MACOSX_DEPLOYMENT_TARGET` as in the spec's table; `build.rs` gives the addon an
+//   `@rpath/` install name; the release profile strips it.
+// - Windows: `cargo zigbuild` for the gnu ABI (Microsoft's CRT and SDK, which an msvc build needs, are
+//   not served by any registry this machine reaches). napi resolves Node's API at load time
+//   (`dyn-symbols`), so the DLL imports nothing from node.exe; napi-build's gnu path still insists
+//   on linking a `libnode`, so it gets an empty stub. The DLL ships as the win32-x64-msvc package:
+//   Node loads addons through N-API's C ABI, whatever compiled them (README "Platforms").
+//
+// Cargo's output for these builds goes to target/cross/, apart from `npm run build`'s.
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs'
+import { join } from 'node:path'
+
+import { PLATFORMS, WORKER } from '../assemble.mjs'
+import { CROSS, log, root, rustTarget, sh, zig } from './tools.mjs'
+
+export const TARGET_DIR = join(root, 'target', 'cross')
+export const ARTIFACTS = join(root, 'artifacts')
+
+/** Minimum macOS per target (spec §1). */
+export const MACOS_MIN = { 'x86_64-apple-darwin': '10.13', 'aarch64-apple-darwin': '11.0' }
+export const GLIBC_MIN = '2.17'
+
+const envKey = (triple) => triple.toUpperCase().replace(/-/g, '_')
+
+export function buildTarget(target) {
+  const platform = PLATFORMS[target]
+  if (!platform) throw new Error(`unknown target ${target}; one of: ${Object.keys(PLATFORMS).join(', ')}`)
+  const windows = target.includes('windows')
+  const cargoTriple = windows ? 'x86_64-pc-windows-gnu' : target
+  rustTarget(cargoTriple)
+  const env = { ...process.env, ...zig() }
+  const out = join(ARTIFACTS, `bindings-${target}`)
+  rmSync(out, { recursive: true, force: true })
+  mkdirSync(out, { recursive: true })
+  const addon = join(out, `codecall.${platform}.node`)
+  const started = Date.now()
+
+  if (windows) {
+    const stub = join(CROSS, 'libnode-stub')
+    mkdirSync(stub, { recursive: true })
+    writeFileSync(join(stub, 'libnode.dll'), '') // napi-build checks that this name exists
+    writeFileSync(join(stub, 'libnode.a'), '!<arch>\n') // an empty archive: `-lnode` links nothing
+    env.LIBNODE_PATH = stub
+    sh('cargo', ['zigbuild', '--release', '--locked', '--lib', '--target', cargoTriple, '--target-dir', TARGET_DIR], { cwd: root, env })
+    copyFileSync(join(TARGET_DIR, cargoTriple, 'release', 'codecall_native.dll'), addon)
+  } else {
+    let napiTarget = target
+    if (target.endsWith('-linux-gnu')) napiTarget = `${target}.${GLIBC_MIN}`
+    if (target.endsWith('-linux-musl')) env[`CARGO_TARGET_${envKey(target)}_RUSTFLAGS`] = '-C target-feature=-crt-static'
+    if (MACOS_MIN[target]) env.MACOSX_DEPLOYMENT_TARGET = MACOS_MIN[target]
+    const staging = join(out, '.napi')
+    const napi = join(root, 'node_modules', '.bin', 'napi')
+    sh(napi, ['build', '--platform', '--release', '--target', napiTarget, '-x', '--target-dir', TARGET_DIR, '--output-dir', staging, '--no-js', '--dts', 'index.d.ts', '--', '--locked'], { cwd: root, env })
+    const built = readdirSync(staging).find((f) => f.endsWith('.node'))
+    if (!built) throw new Error(`napi build left no .node in ${staging}`)
+    copyFileSync(join(staging, built), addon)
+    rmSync(staging, { recursive: true, force: true })
+    const worker = join(TARGET_DIR, target, 'release', WORKER)
+    if (!existsSync(worker)) throw new Error(`${worker} was not built`)
+    copyFileSync(worker, join(out, WORKER))
+    chmodSync(join(out, WORKER), 0o755)
+  }
+  const seconds = ((Date.now() - started) / 1000).toFixed(0)
+  const sizes = readdirSync(out).map((f) => `${f} ${(statSync(join(out, f)).size / 1e6).toFixed(2)} MB`)
+  log(`${target}: ${sizes.join(', ')} in ${seconds} s -> ${out}`)
+  return out
+}
+
+function main(argv) {
+  const targets = argv.includes('--all') ? Object.keys(PLATFORMS) : argv.filter((a) => !a.startsWith('-'))
+  const unknown = argv.filter((a) => a.startsWith('-') && a !== '--all')
+  if (unknown.length || !targets.length) {
+    console.error(`usage: npm run build:target -- <triple>... | --all\n  triples: ${Object.keys(PLATFORMS).join(', ')}`)
+    return 2
+  }
+  for (const target of targets) {
+    if (!PLATFORMS[target]) {
+      console.error(`unknown target ${target}; one of: ${Object.keys(PLATFORMS).join(', ')}`)
+      return 2
+    }
+  }
+  for (const target of targets) {
+    try {
+      buildTarget(target)
+    } catch (e) {
+      // No half-built folder left for assemble or the checks to mistake for a build.
+      rmSync(join(ARTIFACTS, `bindings-${target}`), { recursive: true, force: true })
+      console.error(`build of ${target} failed: ${e.message}`)
+      return 1
+    }
+  }
+  return 0
+}
+
+process.exitCode = main(process.argv.slice(2))

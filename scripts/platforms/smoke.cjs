@@ -1,0 +1,140 @@
+// The smoke test a foreign platform's Node runs inside a fresh project where `@codecall/native` and
+// its platform package were installed from their tarballs (`test-platforms.mjs` sets it up): Node
+// for arm64 under qemu-user, Node for Windows under Wine, or this machine's Node.
+//
+//   node smoke.cjs <report.json>
+//
+// Writes one JSON report (under Wine, Node's stdout may be unusable) with a line per check, and
+// exits 0 either way; the runner reads the report. CODECALL_SMOKE_SECCOMP says what the worker's
+// filter should be here: 'on' (a Linux kernel), 'off' (qemu-user, which has no seccomp), or
+// 'none' (no process isolation on this OS).
+'use strict'
+const fs = require('node:fs')
+const path = require('node:path')
+
+const reportPath = process.argv[2]
+const report = { platform: process.platform, arch: process.arch, node: process.version, checks: [] }
+const write = () => fs.writeFileSync(reportPath, JSON.stringify(report, null, 2))
+
+async function check(name, fn) {
+  const started = Date.now()
+  try {
+    const detail = await fn()
+    report.checks.push({ name, ok: true, detail: detail ?? '', ms: Date.now() - started })
+  } catch (e) {
+    report.checks.push({ name, ok: false, detail: String((e && e.stack) || e), ms: Date.now() - started })
+  }
+  write()
+}
+function expect(condition, message) {
+  if (!condition) throw new Error(message)
+}
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b)
+
+const slowHost = {
+  // Answers later, from Node's event loop, as a real tool pipeline would.
+  callTool: (name, input) => new Promise((resolve) => setTimeout(() => resolve({ name, doubled: input.n * 2 }), 20)),
+}
+const plan = `const [a, b] = await Promise.all([callTool('math:double', { n: 2 }), callTool('math:double', { n: 5 })])
+return [a.name, a.doubled + b.doubled]`
+
+;(async () => {
+  write()
+  let native
+  const warnings = []
+  process.on('warning', (w) => warnings.push(w))
+
+  await check('the addon loads from the installed platform package', () => {
+    native = require('@codecall/native')
+    const pkg = require('@codecall/native/package.json')
+    const binding = Object.keys(require.cache).find((p) => p.endsWith('.node'))
+    expect(binding, 'no .node in the require cache')
+    return `${path.basename(path.dirname(binding))}/${path.basename(binding)}, ${pkg.name}@${pkg.version}`
+  })
+  if (!native) return
+
+  await check('validate: a plan is ok, an escape is refused with its position', () => {
+    expect(native.validate('return 1').ok === true, 'return 1 not ok')
+    const bad = native.validate("const x = 1\nconst f = x.constructor.constructor('return process')")
+    const where = bad.error && bad.error.location
+    expect(bad.ok === false && where && where.line === 2, JSON.stringify(bad))
+    return `${bad.status} (${bad.error.kind}) at ${where.line}:${where.column}`
+  })
+
+  await check('search by meaning: the embedding table is found next to the addon', async () => {
+    const index = new native.ToolIndex()
+    index.upsert([
+      { name: 'weather:get_forecast', description: 'Get the weather forecast for a city' },
+      { name: 'math:add', description: 'Add two numbers' },
+    ])
+    const names = index.search('will it rain tomorrow').map((h) => h.name)
+    await new Promise((r) => setImmediate(r))
+    const missing = warnings.filter((w) => w.code === 'CODECALL_NO_EMBEDDINGS')
+    expect(missing.length === 0, `warning: ${missing.map(String).join('; ')}`)
+    expect(same(names, ['weather:get_forecast']), `found ${JSON.stringify(names)}`)
+    return names.join(', ')
+  })
+
+  await check("Sandbox, isolation 'thread': a plan awaits two host calls", async () => {
+    const sb = new native.Sandbox({ isolation: 'thread' })
+    try {
+      const r = await sb.execute(plan, slowHost)
+      expect(r.status === 'ok' && same(r.result, ['math:double', 14]), JSON.stringify(r))
+      return `${Math.round(r.stats.durationMs)} ms`
+    } finally {
+      await sb.dispose()
+    }
+  })
+
+  await check('CodeCall: execute through the engine with a host pipeline', async () => {
+    const cc = new native.CodeCall({ metaToolSeparator: '_' })
+    try {
+      cc.setTools([{ name: 'math:double', description: 'Double a number', inputSchema: { type: 'object', properties: { n: { type: 'number' } } } }])
+      expect(cc.search({ query: 'double a number' }).tools[0].name === 'math:double', 'search did not find the tool')
+      const r = await cc.execute({ script: plan }, { callTool: (name, input) => slowHost.callTool(name, input) })
+      expect(r.status === 'ok' && same(r.result, ['math:double', 14]), JSON.stringify(r))
+      return 'ok'
+    } finally {
+      await cc.dispose()
+    }
+  })
+
+  const seccomp = process.env.CODECALL_SMOKE_SECCOMP || 'on'
+  await check('Sandbox, default isolation: a plan awaits host calls; the fences are as expected', async () => {
+    const sb = new native.Sandbox()
+    const events = []
+    try {
+      const r = await sb.execute(plan, { ...slowHost, onEvent: (e) => events.push(e) })
+      expect(r.status === 'ok' && same(r.result, ['math:double', 14]), JSON.stringify(r))
+      const expected = seccomp === 'none' ? 'thread' : 'process'
+      expect(sb.isolation === expected, `isolation ${sb.isolation}, expected ${expected}`)
+      const filterWarnings = sb.warnings.filter((w) => /seccomp/.test(w))
+      if (seccomp === 'on') expect(sb.warnings.length === 0, `warnings: ${sb.warnings.join('; ')}`)
+      if (seccomp === 'off') {
+        expect(filterWarnings.length === 1, `expected one warning about the filter, got: ${JSON.stringify(sb.warnings)}`)
+        const logged = events.filter((e) => e.type === 'log' && e.level === 'warning' && /seccomp/.test(e.message))
+        expect(logged.length === 1, `the warning did not reach onEvent: ${JSON.stringify(events)}`)
+      }
+      return `${sb.isolation}; ${sb.warnings.length ? `warnings: ${sb.warnings.join('; ')}` : 'no warnings'}`
+    } finally {
+      await sb.dispose()
+    }
+  })
+
+  await check('Sandbox, default isolation: a plan whose tool never answers ends TIMEOUT on time', async () => {
+    const sb = new native.Sandbox({ timeoutMs: 500 })
+    try {
+      const started = Date.now()
+      const r = await sb.execute("await callTool('slow:never', {}); return 1", { callTool: () => new Promise(() => {}) })
+      const took = Date.now() - started
+      expect(r.status === 'timeout' && r.error.code === 'TIMEOUT', JSON.stringify(r))
+      return `TIMEOUT after ${Math.round(r.stats.durationMs)} ms of script time (limit 500), ${took} ms with the worker start`
+    } finally {
+      await sb.dispose()
+    }
+  })
+  write()
+})().catch((e) => {
+  report.checks.push({ name: 'the smoke test itself', ok: false, detail: String((e && e.stack) || e) })
+  write()
+})

@@ -1,0 +1,189 @@
+// `npm run test:platforms`: every target built under artifacts/ (`npm run build:target`) checked
+// the way its users' machines will take it.
+//
+// 1. Loader checks (`binaries.mjs`) of each `.node` and worker: format and architecture; Linux gnu
+//    needs at most GLIBC_2.17 and only glibc's own libraries; musl needs nothing from glibc; macOS:
+//    minimum OS as in the spec, only system dylibs, signed on arm64, an `@rpath/` install name;
+//    Windows: a PE32+ DLL importing only Windows' own DLLs. Nothing that Node does not provide
+//    (`napi_*`) is left undefined.
+// 2. Packages: each platform package assembled (`scripts/assemble.mjs`) and packed, the main package
+//    packed with the optional dependencies a release adds (`releaseManifest`); sizes recorded in
+//    .platforms-test/sizes.json. For each of the seven platforms, `npm install` of the main tarball
+//    (npm told that platform with --os/--cpu/--libc, the platform tarballs standing in for the
+//    registry through `overrides`) must install exactly that platform's package.
+// 3. What runs here runs, from those installs, with smoke.cjs: linux-arm64-gnu under qemu-user with
+//    Node for arm64 from npm; win32-x64 under Wine with Node for Windows from npm; linux-x64-gnu with
+//    this machine's Node. macOS and musl cannot run here; their loader checks are what is checked.
+//
+//   npm run test:platforms [-- --require <triple,...>] [--all] [--no-run] [--no-wine]
+//
+// --require: fail unless these targets are built (CI: both Linux gnu). --all: all seven.
+// Exit 1 if any check fails.
+import { execFileSync } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+import { PLATFORMS, WORKER, assemble, platformFiles, releaseManifest } from '../assemble.mjs'
+import { checkBinary } from './binaries.mjs'
+import { ARTIFACTS } from './build-target.mjs'
+import { log, nodeArm64, nodeWin, qemuArm64, root, sh, wine } from './tools.mjs'
+
+const argv = process.argv.slice(2)
+const flag = (name) => argv.includes(name)
+const option = (name) => {
+  const i = argv.indexOf(name)
+  return i >= 0 ? (argv[i + 1] ?? '') : null
+}
+const ALL = Object.keys(PLATFORMS)
+const required = flag('--all') ? ALL : (option('--require')?.split(',').filter(Boolean) ?? [])
+for (const t of required) {
+  if (!PLATFORMS[t]) {
+    console.error(`unknown target ${t}; one of: ${ALL.join(', ')}`)
+    process.exit(2)
+  }
+}
+const stage = join(root, '.platforms-test')
+
+let failures = 0
+function record(ok, what, detail = '') {
+  if (!ok) failures++
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}${detail ? ` — ${String(detail).split('\n').join('\n     ')}` : ''}`)
+}
+function check(what, fn) {
+  try {
+    record(true, what, fn())
+  } catch (e) {
+    record(false, what, e?.stack ?? e)
+  }
+}
+
+// ---- 1. loader checks ----------------------------------------------------------------------------
+
+const built = ALL.filter((t) => existsSync(join(ARTIFACTS, `bindings-${t}`, platformFiles(t)[0])))
+for (const t of ALL.filter((t) => !built.includes(t))) {
+  record(!required.includes(t), `${t}: not built`, `npm run build:target -- ${t}`)
+}
+if (!built.length) {
+  console.log('nothing built under artifacts/: npm run build:target -- <triple> | --all')
+  process.exit(required.length ? 1 : 0)
+}
+for (const target of built) {
+  const dir = join(ARTIFACTS, `bindings-${target}`)
+  for (const file of platformFiles(target).filter((f) => !f.endsWith('.bin'))) {
+    check(`${target}: ${file}`, () => {
+      const { problems, summary } = checkBinary(target, file === WORKER ? 'worker' : 'addon', join(dir, file))
+      if (problems.length) throw new Error(`${summary}\n${problems.join('\n')}`)
+      return summary
+    })
+  }
+}
+
+// ---- 2. packages, and which one npm picks for each platform --------------------------------------
+
+rmSync(stage, { recursive: true, force: true })
+const packs = join(stage, 'packs')
+mkdirSync(packs, { recursive: true })
+const npmDir = join(stage, 'npm')
+cpSync(join(root, 'npm'), npmDir, { recursive: true })
+const problems = assemble({ artifacts: ARTIFACTS, npmDir, targets: built })
+for (const p of problems) record(false, 'assemble', p)
+
+const run = (cmd, args, cwd, options = {}) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...options })
+const pack = (dir) => {
+  const [info] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', packs], dir))
+  return { ...info, tarball: join(packs, info.filename) }
+}
+// Unbuilt targets are packed as their manifest alone: enough for npm to choose between them.
+const platformPacks = Object.fromEntries(ALL.map((t) => [t, pack(join(npmDir, PLATFORMS[t]))]))
+
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+const mainStage = join(stage, 'main')
+mkdirSync(mainStage, { recursive: true })
+const rawMain = pack(root)
+sh('tar', ['xzf', rawMain.tarball, '-C', mainStage])
+rmSync(rawMain.tarball)
+writeFileSync(join(mainStage, 'package', 'package.json'), `${JSON.stringify(releaseManifest(pkg), null, 2)}\n`)
+const main = pack(join(mainStage, 'package'))
+
+const mb = (n) => `${(n / 1e6).toFixed(2)} MB`
+const sizes = { main: { packed: main.size, unpacked: main.unpackedSize } }
+console.log('\n| package | packed | unpacked | files |\n|---|---|---|---|')
+console.log(`| ${main.name} | ${mb(main.size)} | ${mb(main.unpackedSize)} | ${main.entryCount} |`)
+for (const t of built) {
+  const p = platformPacks[t]
+  sizes[t] = { name: p.name, packed: p.size, unpacked: p.unpackedSize, files: Object.fromEntries(p.files.map((f) => [f.path, f.size])) }
+  const files = p.files.filter((f) => !/^(README\.md|package\.json)$/.test(f.path)).map((f) => `${f.path} ${mb(f.size)}`)
+  console.log(`| ${p.name} | ${mb(p.size)} | ${mb(p.unpackedSize)} | ${files.join(', ')} |`)
+}
+writeFileSync(join(stage, 'sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`)
+console.log('')
+
+/** npm's own platform flags for a target. */
+function npmPlatform(target) {
+  const dir = PLATFORMS[target]
+  const [os, cpu, abi] = dir.split('-')
+  const flags = [`--os=${os}`, `--cpu=${cpu}`]
+  if (os === 'linux') flags.push(`--libc=${abi === 'musl' ? 'musl' : 'glibc'}`)
+  return flags
+}
+const projects = {}
+for (const target of ALL) {
+  check(`npm install on ${PLATFORMS[target]} picks @codecall/native-${PLATFORMS[target]} alone`, () => {
+    const project = join(stage, `user-${PLATFORMS[target]}`)
+    mkdirSync(project, { recursive: true })
+    const overrides = Object.fromEntries(ALL.map((t) => [platformPacks[t].name, `file:${platformPacks[t].tarball}`]))
+    const manifest = { name: 'codecall-user', version: '1.0.0', private: true, dependencies: { [main.name]: `file:${main.tarball}` }, overrides }
+    writeFileSync(join(project, 'package.json'), JSON.stringify(manifest, null, 2))
+    run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', ...npmPlatform(target)], project)
+    const installed = readdirSync(join(project, 'node_modules', '@codecall')).sort()
+    const want = ['native', `native-${PLATFORMS[target]}`]
+    if (JSON.stringify(installed) !== JSON.stringify(want)) throw new Error(`installed ${installed.join(', ')}; expected ${want.join(', ')}`)
+    projects[target] = project
+    return `${npmPlatform(target).join(' ')}`
+  })
+}
+
+// ---- 3. run what runs here -----------------------------------------------------------------------
+
+function smoke(target, label, command, args, env, seccomp) {
+  const project = projects[target]
+  if (!project) return record(false, `${label}: no install to run`)
+  cpSync(join(root, 'scripts', 'platforms', 'smoke.cjs'), join(project, 'smoke.cjs'))
+  const reportFile = join(project, 'smoke-report.json')
+  rmSync(reportFile, { force: true })
+  const started = Date.now()
+  try {
+    run(command, [...args, 'smoke.cjs', 'smoke-report.json'], project, { env: { ...process.env, ...env, CODECALL_SMOKE_SECCOMP: seccomp }, timeout: 600_000 })
+  } catch (e) {
+    record(false, `${label}: the smoke test did not finish`, `${e.message}\n${e.stderr ?? ''}`)
+  }
+  if (!existsSync(reportFile)) return record(false, `${label}: no report`)
+  const report = JSON.parse(readFileSync(reportFile, 'utf8'))
+  log(`${label}: Node ${report.node} ${report.platform}-${report.arch}, ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  for (const c of report.checks) record(c.ok, `${label}: ${c.name}`, c.ok ? `${c.detail} (${c.ms} ms)` : c.detail)
+  const expected = 7
+  if (report.checks.length < expected) record(false, `${label}: ${report.checks.length} of ${expected} checks ran`)
+}
+
+if (flag('--no-run')) {
+  log('--no-run: nothing executed')
+} else {
+  if (built.includes('x86_64-unknown-linux-gnu') && process.platform === 'linux' && process.arch === 'x64') {
+    smoke('x86_64-unknown-linux-gnu', 'linux-x64-gnu (this machine)', process.execPath, [], {}, 'on')
+  }
+  if (built.includes('aarch64-unknown-linux-gnu')) {
+    const env = qemuArm64()
+    // qemu-user implements no seccomp(2): the worker runs without its filter and must say so.
+    smoke('aarch64-unknown-linux-gnu', 'linux-arm64-gnu (qemu-user)', nodeArm64(), [], env, 'off')
+  }
+  if (built.includes('x86_64-pc-windows-msvc') && !flag('--no-wine')) {
+    const { env, wineBin } = wine()
+    smoke('x86_64-pc-windows-msvc', 'win32-x64 (Wine)', wineBin, [nodeWin()], { ...env, NODE_SKIP_PLATFORM_CHECK: '1' }, 'none')
+  }
+}
+
+if (failures) {
+  console.log(`\n${failures} platform check(s) failed`)
+  process.exit(1)
+}
+console.log(`\nplatform checks passed (${built.length} of ${ALL.length} targets built)`)
