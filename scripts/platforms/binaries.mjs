@@ -103,9 +103,14 @@ function inspectElf(r) {
   const needed = []
   const versions = [] // { file, name }
   const undefinedSymbols = [] // { name, weak, version }
+  const linked = (s) => {
+    const target = sections[s.link]
+    if (!target) throw new Error(`${r.path}: damaged (a section links to section ${s.link} of ${sections.length})`)
+    return target
+  }
   const dynamic = sections.find((s) => s.type === 6)
   if (dynamic) {
-    const strtab = sections[dynamic.link]
+    const strtab = linked(dynamic)
     for (let o = dynamic.offset; o + 16 <= dynamic.offset + dynamic.size; o += 16) {
       const tag = r.u64(o)
       if (tag === 0) break
@@ -115,7 +120,7 @@ function inspectElf(r) {
   const verneed = sections.find((s) => s.type === 0x6ffffffe)
   const versionNames = new Map() // version index -> { file, name }
   if (verneed) {
-    const strtab = sections[verneed.link]
+    const strtab = linked(verneed)
     let o = verneed.offset
     for (let n = 0; n < verneed.info; n++) {
       const file = r.cstr(strtab.offset + r.u32(o + 4))
@@ -134,7 +139,7 @@ function inspectElf(r) {
   const dynsym = sections.find((s) => s.type === 11)
   const versym = sections.find((s) => s.type === 0x6fffffff)
   if (dynsym) {
-    const strtab = sections[dynsym.link]
+    const strtab = linked(dynsym)
     const count = Math.floor(dynsym.size / 24)
     for (let i = 1; i < count; i++) {
       const o = dynsym.offset + i * 24
@@ -253,7 +258,9 @@ export function checkBinary(target, kind, path) {
   if (!floor) throw new Error(`unknown target ${target}`)
   const problems = []
   const facts = inspect(path)
-  if (facts.format !== floor.format) problems.push(`format ${facts.format}, expected ${floor.format}`)
+  if (facts.format !== floor.format) {
+    return { facts, problems: [`format ${facts.format}, expected ${floor.format}`], summary: `${facts.format} ${facts.machine}` }
+  }
   if (facts.machine !== floor.machine) problems.push(`machine ${facts.machine}, expected ${floor.machine}`)
   const wantType = kind === 'addon' ? ['shared', 'bundle'] : ['executable', 'shared'] // a PIE is ET_DYN
   if (!wantType.includes(facts.type)) problems.push(`a ${facts.type} file, expected ${wantType.join(' or ')}`)
@@ -289,7 +296,7 @@ export function checkBinary(target, kind, path) {
     const unresolved = strong.filter((s) => (s.library === 'dynamic lookup' || s.library.startsWith('ordinal')) && !NODE_API.test(s.name))
     if (unresolved.length) problems.push(`undefined symbols no OS library provides: ${unresolved.slice(0, 8).map((s) => s.name).join(', ')}`)
     if (facts.machine === 'arm64' && !facts.signed) problems.push('unsigned: macOS on arm64 runs only signed code (an ad-hoc signature will do)')
-    if (kind === 'addon' && facts.installName && !facts.installName.startsWith('@rpath/')) problems.push(`install name ${facts.installName} (the build machine's path)`)
+    if (kind === 'addon' && facts.installName?.startsWith('/')) problems.push(`install name ${facts.installName} (the build machine's path)`)
     summary += `, macOS >= ${facts.minos}, ${facts.symbols} symbols, links ${facts.needed.join(' ')}`
   }
   if (floor.windows) {
