@@ -129,6 +129,16 @@ describe('Mach-O (macOS)', () => {
     expect(problems('aarch64-apple-darwin', lookup)).toEqual(['undefined symbols no OS library provides: _strlen'])
   })
 
+  it("refuses an addon that exports the crate's internals, or carries the build machine's path", () => {
+    expect(inspect(fixture('many-arm64.dylib')).exported).toHaveLength(40 + 2) // + __mh_dylib_header, ___dso_handle
+    // many-arm64.dylib was linked with an absolute output path, which became its install name.
+    expect(problems('aarch64-apple-darwin', fixture('many-arm64.dylib'))).toEqual([
+      "exports 42 symbols (_f0, _f1, _f10, …): an addon exports Node's entry point, not the crate's internals",
+      'install name /work/main/__test__/fixtures/binaries/many-arm64.dylib (the build machine\'s path)',
+    ])
+    expect(problems('aarch64-apple-darwin', fixture('many-arm64.dylib'), 'worker')).toEqual([])
+  })
+
   it('refuses the wrong format for the target', () => {
     expect(problems('aarch64-apple-darwin', fixture('tiny-arm64.so'))).toEqual(['format elf, expected macho'])
   })

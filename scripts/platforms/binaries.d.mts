@@ -36,6 +36,8 @@ export interface Facts {
   signed?: boolean
   symbols?: number
   imports?: { dll: string; functions: string[] }[]
+  /** Symbols defined and exported (ELF dynamic, Mach-O external, PE export names). */
+  exported: string[]
 }
 export function inspect(path: string): Facts
 export function checkBinary(target: Target, kind: 'addon' | 'worker', path: string): { facts: Facts; problems: string[]; summary: string }

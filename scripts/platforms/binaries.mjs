@@ -27,6 +27,8 @@ const GLIBC_LIBS = new Set(['libc.so.6', 'libm.so.6', 'libpthread.so.0', 'libdl.
 const MUSL_LIBS = new Set(['libc.so'])
 /** Windows 10's own DLLs (the UCRT ships with Windows 10 as `api-ms-win-crt-*` API sets). */
 const WINDOWS_DLL = /^(kernel32|ntdll|ws2_32|userenv|bcrypt|bcryptprimitives|advapi32|ucrtbase|msvcrt|shell32|ole32|oleaut32|secur32|user32|crypt32|synchronization|api-ms-win-[a-z0-9-]+)\.dll$/i
+/** How many symbols an addon may export (napi_register_module_v1 and a few runtime ones). */
+const MAX_ADDON_EXPORTS = 32
 /** Node's own C API, resolved by the process that loads the addon. */
 const NODE_API = /^_?(napi|node_api|uv)_/
 
@@ -103,6 +105,7 @@ function inspectElf(r) {
   const needed = []
   const versions = [] // { file, name }
   const undefinedSymbols = [] // { name, weak, version }
+  const exported = []
   const linked = (s) => {
     const target = sections[s.link]
     if (!target) throw new Error(`${r.path}: damaged (a section links to section ${s.link} of ${sections.length})`)
@@ -143,15 +146,18 @@ function inspectElf(r) {
     const count = Math.floor(dynsym.size / 24)
     for (let i = 1; i < count; i++) {
       const o = dynsym.offset + i * 24
-      if (r.u16(o + 6) !== 0) continue // defined here
+      const bind = r.u8(o + 4) >> 4
+      if (r.u16(o + 6) !== 0) {
+        if (bind === 1 || bind === 2) exported.push(r.cstr(strtab.offset + r.u32(o))) // defined here, global or weak
+        continue
+      }
       const name = r.cstr(strtab.offset + r.u32(o))
       if (!name) continue
-      const bind = r.u8(o + 4) >> 4
       const version = versym ? versionNames.get(r.u16(versym.offset + i * 2) & 0x7fff) ?? null : null
       undefinedSymbols.push({ name, weak: bind === 2, version })
     }
   }
-  return { format: 'elf', machine, type, interpreter, dynamic: dynamicSegment, needed, versions, undefinedSymbols }
+  return { format: 'elf', machine, type, interpreter, dynamic: dynamicSegment, needed, versions, undefinedSymbols, exported }
 }
 
 function inspectMachO(r) {
@@ -179,6 +185,7 @@ function inspectMachO(r) {
     o += size
   }
   const undefinedSymbols = []
+  const exported = []
   let symbols = 0
   if (symtab) {
     for (let i = 0; i < symtab.nsyms; i++) {
@@ -186,6 +193,7 @@ function inspectMachO(r) {
       const type = r.u8(s + 4)
       if (type & 0xe0) continue // debugging (stab) entries
       symbols++
+      if ((type & 0x0e) === 0x0e && (type & 0x11) === 0x01) exported.push(r.cstr(symtab.stroff + r.u32(s))) // defined, external, not private
       if ((type & 0x0e) !== 0 || !(type & 0x01)) continue // defined, or not external
       const ordinal = r.u16(s + 6) >> 8
       const name = r.cstr(symtab.stroff + r.u32(s))
@@ -193,7 +201,7 @@ function inspectMachO(r) {
       undefinedSymbols.push({ name, weak: (r.u16(s + 6) & 0x40) !== 0, library })
     }
   }
-  return { format: 'macho', machine, type, minos, installName, signed, needed: dylibs, symbols, undefinedSymbols }
+  return { format: 'macho', machine, type, minos, installName, signed, needed: dylibs, symbols, undefinedSymbols, exported }
 }
 
 function inspectPe(r) {
@@ -237,7 +245,15 @@ function inspectPe(r) {
   }
   readImports(directory(1), 20, 12, [0, 16]) // IMAGE_IMPORT_DESCRIPTOR: Name, OriginalFirstThunk/FirstThunk
   readImports(directory(13), 32, 4, [16, 12]) // delay-load: DllNameRVA, ImportNameTableRVA/IAT
-  return { format: 'pe', machine, type: characteristics & 0x2000 ? 'shared' : 'executable', needed: imports.map((i) => i.dll), imports }
+  const exported = []
+  const exportDir = directory(0)
+  if (exportDir.rva) {
+    const e = toOffset(exportDir.rva)
+    const names = r.u32(e + 24)
+    const nameTable = toOffset(r.u32(e + 32))
+    for (let i = 0; i < names; i++) exported.push(r.cstr(toOffset(r.u32(nameTable + i * 4))))
+  }
+  return { format: 'pe', machine, type: characteristics & 0x2000 ? 'shared' : 'executable', needed: imports.map((i) => i.dll), imports, exported }
 }
 
 const versionAtMost = (have, floor) => {
@@ -265,6 +281,11 @@ export function checkBinary(target, kind, path) {
   const wantType = kind === 'addon' ? ['shared', 'bundle'] : ['executable', 'shared'] // a PIE is ET_DYN
   if (!wantType.includes(facts.type)) problems.push(`a ${facts.type} file, expected ${wantType.join(' or ')}`)
   const strong = facts.undefinedSymbols?.filter((s) => !s.weak) ?? []
+  // An addon exports Node's entry point and little else; thousands of exports are the crate's own
+  // internals kept alive (and shipped) because the linker did not apply the export list.
+  if (kind === 'addon' && facts.exported.length > MAX_ADDON_EXPORTS) {
+    problems.push(`exports ${facts.exported.length} symbols (${facts.exported.slice(0, 3).join(', ')}, …): an addon exports Node's entry point, not the crate's internals`)
+  }
   let summary = `${facts.format} ${facts.machine}`
   if (floor.glibc) {
     const glibc = facts.versions.filter((v) => v.name.startsWith('GLIBC_')).map((v) => v.name.slice(6))

@@ -3,21 +3,23 @@
 // artifacts/bindings-<triple>/ — the layout `scripts/assemble.mjs` packs. The release workflow runs
 // this same script for every target, so what is checked here is what ships.
 //
-// One road for every target: zig as C compiler and linker, through cargo-zigbuild.
-// - Linux gnu: `napi build -x` with the target pinned to glibc 2.17 (`<triple>.2.17`): zig links
-//   against 2.17's symbol versions, so the result loads on RHEL 7, Amazon Linux 2 and Lambda.
+// One road for every target: zig as C compiler and linker, through cargo-zigbuild (the addon with
+// `cargo-zigbuild rustc --crate-type cdylib`, the worker with `cargo zigbuild --bin`), named as
+// napi names platform binaries (`codecall.<platform>.node`).
+// - Linux gnu: the target pinned to glibc 2.17 (`<triple>.2.17`, as `napi build -x` spells it): zig
+//   links against 2.17's symbol versions, so the result loads on RHEL 7, Amazon Linux 2 and Lambda.
 // - Linux musl: the addon links musl's libc.so dynamically (`-crt-static` off: Alpine's Node owns the
 //   process's one libc); nothing from glibc.
 // - macOS: `MACOSX_DEPLOYMENT_TARGET` as in the spec's table; `build.rs` gives the addon an
 //   `@rpath/` install name; the release profile strips it.
-// - Windows: `cargo zigbuild` for the gnu ABI (Microsoft's CRT and SDK, which an msvc build needs, are
+// - Windows: the gnu ABI (Microsoft's CRT and SDK, which an msvc build needs, are
 //   not served by any registry this machine reaches). napi resolves Node's API at load time
 //   (`dyn-symbols`), so the DLL imports nothing from node.exe; napi-build's gnu path still insists
 //   on linking a `libnode`, so it gets an empty stub. The DLL ships as the win32-x64-msvc package:
 //   Node loads addons through N-API's C ABI, whatever compiled them (README "Platforms").
 //
 // Cargo's output for these builds goes to target/cross/, apart from `npm run build`'s.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs'
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import { PLATFORMS, WORKER } from '../assemble.mjs'
@@ -51,23 +53,24 @@ export function buildTarget(target) {
     writeFileSync(join(stub, 'libnode.dll'), '') // napi-build checks that this name exists
     writeFileSync(join(stub, 'libnode.a'), '!<arch>\n') // an empty archive: `-lnode` links nothing
     env.LIBNODE_PATH = stub
-    sh('cargo', ['zigbuild', '--release', '--locked', '--lib', '--target', cargoTriple, '--target-dir', TARGET_DIR], { cwd: root, env })
-    copyFileSync(join(TARGET_DIR, cargoTriple, 'release', 'codecall_native.dll'), addon)
-  } else {
-    let napiTarget = target
-    if (target.endsWith('-linux-gnu')) napiTarget = `${target}.${GLIBC_MIN}`
-    if (target.endsWith('-linux-musl')) env[`CARGO_TARGET_${envKey(target)}_RUSTFLAGS`] = '-C target-feature=-crt-static'
-    if (MACOS_MIN[target]) env.MACOSX_DEPLOYMENT_TARGET = MACOS_MIN[target]
-    const staging = join(out, '.napi')
-    const napi = join(root, 'node_modules', '.bin', 'napi')
-    sh(napi, ['build', '--platform', '--release', '--target', napiTarget, '-x', '--target-dir', TARGET_DIR, '--output-dir', staging, '--no-js', '--dts', 'index.d.ts', '--', '--locked'], { cwd: root, env })
-    const built = readdirSync(staging).find((f) => f.endsWith('.node'))
-    if (!built) throw new Error(`napi build left no .node in ${staging}`)
-    copyFileSync(join(staging, built), addon)
-    rmSync(staging, { recursive: true, force: true })
-    const worker = join(TARGET_DIR, target, 'release', WORKER)
-    if (!existsSync(worker)) throw new Error(`${worker} was not built`)
-    copyFileSync(worker, join(out, WORKER))
+  }
+  if (target.endsWith('-linux-musl')) env[`CARGO_TARGET_${envKey(target)}_RUSTFLAGS`] = '-C target-feature=-crt-static'
+  if (MACOS_MIN[target]) env.MACOSX_DEPLOYMENT_TARGET = MACOS_MIN[target]
+  // cargo-zigbuild reads a glibc version off the triple and hands zig `<triple>.2.17`.
+  const zigTarget = target.endsWith('-linux-gnu') ? `${target}.${GLIBC_MIN}` : cargoTriple
+  const cargo = (args) => sh('cargo-zigbuild', args, { cwd: root, env })
+  // The addon: the library as a cdylib alone. Cargo.toml also makes it an rlib (the worker links
+  // it), and with an rlib in the build every Rust symbol stays exported through LTO: on Linux the
+  // linker's version script hides them again, but zig's Mach-O linker ignores export lists, so a
+  // macOS addon would export ~10 000 symbols and keep the code behind them.
+  cargo(['rustc', '--release', '--locked', '--lib', '--crate-type', 'cdylib', '--target', zigTarget, '--target-dir', TARGET_DIR])
+  const release = join(TARGET_DIR, cargoTriple, 'release')
+  const library = windows ? 'codecall_native.dll' : MACOS_MIN[target] ? 'libcodecall_native.dylib' : 'libcodecall_native.so'
+  copyFileSync(join(release, library), addon)
+  if (!windows) {
+    // The worker (process isolation; Windows has none), linking the library as an rlib.
+    cargo(['zigbuild', '--release', '--locked', '--bin', WORKER, '--target', zigTarget, '--target-dir', TARGET_DIR])
+    copyFileSync(join(release, WORKER), join(out, WORKER))
     chmodSync(join(out, WORKER), 0o755)
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(0)
