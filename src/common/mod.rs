@@ -8,6 +8,7 @@ mod addon;
 pub(crate) mod args;
 mod codes;
 mod error;
+mod json;
 mod preset;
 
 #[cfg(unix)]
@@ -16,4 +17,5 @@ pub use addon::addon_path;
 pub(crate) use codes::typescript_union;
 pub use codes::ErrorCode;
 pub use error::InvalidArgument;
+pub use json::well_formed_escapes;
 pub use preset::{Preset, PresetDefaults, ALWAYS_DISABLED_BUILTINS, FALLBACK_MAX_ITERATIONS, RESERVED_PREFIX};

@@ -28,7 +28,7 @@ pub fn unwrap_json(json: Option<String>) -> Result<Option<String>, HostFailure> 
   if !json.trim_start().starts_with('{') || !json.contains("\"content\"") {
     return Ok(Some(json));
   }
-  let Ok(Value::Object(o)) = serde_json::from_str::<Value>(&json) else {
+  let Ok(Value::Object(o)) = serde_json::from_str::<Value>(&crate::common::well_formed_escapes(&json)) else {
     return Ok(Some(json));
   };
   match unwrap_value(o) {

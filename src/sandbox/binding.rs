@@ -389,9 +389,13 @@ pub(crate) fn call_result(error: Option<String>, value: Option<String>) -> CallR
 
 /// Reads `{ message, code?, details? }` as the host side of `host.js` describes an error.
 fn host_failure(json: &str) -> HostFailure {
-  let value: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+  let value: serde_json::Value = serde_json::from_str(&crate::common::well_formed_escapes(json)).unwrap_or_default();
   HostFailure {
-    message: value.get("message").and_then(|m| m.as_str()).unwrap_or("Host error").to_string(),
+    message: value
+      .get("message")
+      .and_then(|m| m.as_str())
+      .unwrap_or("Host error (its message could not be read)")
+      .to_string(),
     code: value.get("code").and_then(|c| c.as_str()).map(str::to_string),
     details_json: value.get("details").and_then(|d| d.as_str()).map(str::to_string),
   }

@@ -40,7 +40,27 @@ pub struct SandboxConfig {
   pub queue_timeout_ms: u64,
 }
 
+/// No frame on the worker pipe is ever larger (the worker's own read limit).
+pub const MAX_FRAME: usize = 256 << 20;
+
 impl SandboxConfig {
+  /// The largest frame a worker may send: results and logs are bounded by their limits, and
+  /// everything else an execution says must fit beside them.
+  pub fn frame_limit(&self) -> usize {
+    usize::try_from(self.max_result_bytes.saturating_add(self.max_console_bytes))
+      .unwrap_or(usize::MAX)
+      .saturating_mul(2)
+      .saturating_add(16 << 20)
+      .min(MAX_FRAME)
+  }
+
+  /// The most one message of an execution may carry — an event, a host call's name and input, an
+  /// error — in both isolations, so that a script that says too much fails alone
+  /// (`RESULT_TOO_LARGE`) instead of breaking the worker pipe its neighbours share (spec §2.6).
+  pub fn message_limit(&self) -> usize {
+    self.frame_limit().saturating_sub(64 << 10)
+  }
+
   pub fn from_preset(preset: Preset) -> Self {
     let d = preset.defaults();
     Self {

@@ -11,6 +11,9 @@
   const parse = JSON.parse;
   const stringify = JSON.stringify;
   const apply = Reflect.apply;
+  // Lone surrogates in a host's message or code are data: U+FFFD, not a reason to lose both.
+  const toWellFormed = String.prototype.toWellFormed;
+  const wellFormed = (s) => apply(toWellFormed, s, []);
 
   function describe(e) {
     let message = 'Host error';
@@ -18,11 +21,11 @@
     let details;
     try {
       if (e !== null && typeof e === 'object') {
-        message = String(e.message);
-        if (typeof e.code === 'string') code = e.code;
+        message = wellFormed(String(e.message));
+        if (typeof e.code === 'string') code = wellFormed(e.code);
         if (e.details !== undefined) details = stringify(e.details);
       } else {
-        message = String(e);
+        message = wellFormed(String(e));
       }
     } catch (_) {}
     return stringify({ message, code, details });

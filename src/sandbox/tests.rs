@@ -287,6 +287,50 @@ fn results_are_checked_while_serialized() {
   assert_eq!(code(&run("return { get x() { return callTool('a') } }")), "SERIALIZATION_ERROR");
 }
 
+/// What one execution says is bounded in both isolations (spec §2.6): over `message_limit`, only
+/// that execution ends, `RESULT_TOO_LARGE` naming what was too large, whatever the script catches.
+#[test]
+fn oversized_messages_end_only_their_execution() {
+  // A small frame budget keeps the test light: 2 * (64 KiB + 16 KiB) + 16 MiB.
+  let sandbox = || {
+    let mut s = SandboxConfig::from_preset(Preset::Experimental);
+    s.max_result_bytes = 64 << 10;
+    s.max_console_bytes = 16 << 10;
+    s
+  };
+  let limit = sandbox().message_limit();
+  let big = limit + 1;
+  for (script, names) in [
+    (format!("mcpNotify('e', 'x'.repeat({big}))"), "mcpNotify('e', …): the event and its payload"),
+    (format!("mcpLog('info', 'x'.repeat({big}), {{}})"), "mcpLog('info', …): the log message and metadata"),
+    (format!("await callTool('x'.repeat({big}), {{}})"), "callTool('xxxx"),
+    (format!("await callTool('t', {{ s: 'x'.repeat({big}) }})"), "callTool('t'): the tool name and input"),
+    (format!("getTool('x'.repeat({big}))"), "getTool('xxxx"),
+    (format!("try {{ mcpNotify('e', 'x'.repeat({big})) }} catch (e) {{}}\nreturn 1"), "mcpNotify"),
+    (format!("throw new Error('\\x01'.repeat({}))", big / 5), "The error the script threw is"),
+  ] {
+    let run = run_with(&script, sandbox(), |e| e.events = true, echo(), None);
+    match &run.completed.outcome {
+      Outcome::RuntimeError { code: ErrorCode::ResultTooLarge, message, .. } => {
+        assert!(message.contains(names), "{script}: {message}");
+        assert!(message.len() < 400, "{message}");
+      }
+      other => panic!("{script}: {other:?}"),
+    }
+    assert!(run.completed.to_json().len() < limit, "{script}");
+    assert!(run.events.iter().all(|e| format!("{e:?}").len() < limit), "{script}: an oversized event was sent");
+  }
+  // Just under the limit still goes through.
+  let ok = run_with(
+    &format!("mcpNotify('e', 'x'.repeat({}))\nreturn 1", limit - 100),
+    sandbox(),
+    |e| e.events = true,
+    echo(),
+    None,
+  );
+  assert_eq!(ok_json(&ok.completed), "1");
+}
+
 #[test]
 fn console_is_captured_and_bounded() {
   let c = run("console.log('a', 1, { b: 2 }); console.warn('w'); console.error('e'); console.debug('d'); console.info('i'); return 1");

@@ -110,6 +110,9 @@ fn analyze<R>(
       };
       let program = parse(&allocator, &js, SourceType::mjs())?;
       let outcome = rules::check(&program, policy);
+      if let Some((span, message)) = outcome.unsupported_syntax {
+        return Err(Rejection::Syntax { message: message.into(), location: LineIndex::new(&js).locate(span.start) });
+      }
       if let Some(violation) = outcome.violation {
         return Err(Rejection::IllegalAccess {
           code: violation.code,

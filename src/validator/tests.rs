@@ -170,6 +170,39 @@ fn syntax_errors_have_user_positions() {
   }
 }
 
+/// Syntax oxc parses but QuickJS cannot run is a syntax error from `validate()`, at its position,
+/// never `ok` here and a syntax error from `execute()` later (spec §2.6).
+#[track_caller]
+fn engine_syntax_error(script: &str, policy: &Policy, at: (u32, u32), says: &str) {
+  match validate(script, policy) {
+    Err(Rejection::Syntax { message, location }) => {
+      assert_eq!((location.line, location.column), at, "{script}");
+      assert!(message.contains(says), "{script}: {message}");
+    }
+    other => panic!("{script}: {other:?}"),
+  }
+}
+
+#[test]
+fn syntax_the_engine_cannot_run_is_a_syntax_error() {
+  let p = secure();
+  engine_syntax_error("@d class A {}\nreturn 1", &p, (1, 1), "Decorators");
+  engine_syntax_error("const A = class {\n  @log method() {}\n}", &p, (2, 3), "Decorators");
+  engine_syntax_error("class A { accessor x = 1 }", &p, (1, 11), "'accessor'");
+  engine_syntax_error("#!/usr/bin/env node\nreturn 1", &p, (1, 1), "'#!'");
+  // Before a rule violation that comes first in the source: it is what execute() would hit.
+  engine_syntax_error("const f = eval\n@d class A {}", &p, (2, 1), "Decorators");
+  let mut ts = secure();
+  ts.language = Language::TypeScript;
+  engine_syntax_error("const n: number = 1\n@d class A { accessor x: number = n }", &ts, (2, 1), "Decorators");
+  engine_syntax_error("class A { accessor x: number = 1 }", &ts, (1, 11), "'accessor'");
+  // What QuickJS does run stays allowed.
+  allowed(
+    "class A { static { this.x = 1 } #y = 2; static has(o) { return #y in o } get z() { return 1 } }\nreturn A.x",
+  );
+  allowed("const accessor = 1; const o = { accessor: 2 }; return accessor + o.accessor");
+}
+
 #[test]
 fn empty_and_trivial_scripts_are_valid() {
   assert_eq!(validate("", &secure()), Ok(Validated::default()));

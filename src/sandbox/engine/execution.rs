@@ -23,7 +23,7 @@ use super::compile::{self, CompileError};
 use super::errors;
 use super::serialize::{self, SerializeError};
 use super::spare::{Slot, Spare};
-use super::strings::js_string_lossy;
+use super::strings::{js_string_lossy, Lossy};
 use super::Engine;
 use crate::common::ErrorCode;
 use crate::sandbox::bridge::{CallResult, CallTarget, Event, HostCall, Reply};
@@ -84,6 +84,9 @@ pub(crate) struct State {
   dropped_log_bytes: u64,
   iterations: Rc<Cell<u64>>,
   iteration_exceeded: Rc<Cell<bool>>,
+  /// Set when the script tried to send more than one message may carry (`message_limit`): what it
+  /// was, for the `RESULT_TOO_LARGE` that ends the execution.
+  too_large: Rc<RefCell<Option<String>>>,
   serializing: bool,
   get_tool_cache: HashMap<String, Option<String>>,
   deadline: Instant,
@@ -166,11 +169,16 @@ impl Execution {
     })?;
     let memory_limit = usize::try_from(sandbox.memory_limit_bytes).unwrap_or(usize::MAX);
     let iteration_exceeded = Rc::new(Cell::new(false));
+    let too_large: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
     {
       let shared = shared.clone();
       let exceeded = iteration_exceeded.clone();
+      let too_large = too_large.clone();
       spare.runtime.set_interrupt_handler(Some(Box::new(move || {
-        exceeded.get() || shared.stop() != Stop::Running || Instant::now() >= deadline
+        exceeded.get()
+          || too_large.try_borrow().map_or(true, |t| t.is_some())
+          || shared.stop() != Stop::Running
+          || Instant::now() >= deadline
       })));
     }
 
@@ -188,6 +196,7 @@ impl Execution {
       dropped_log_bytes: 0,
       iterations: Rc::new(Cell::new(0)),
       iteration_exceeded,
+      too_large,
       serializing: false,
       get_tool_cache: HashMap::new(),
       deadline,
@@ -331,7 +340,8 @@ impl Execution {
       logs.push(format!("[truncated] {} bytes of console output dropped (maxConsoleBytes)", state.dropped_log_bytes));
     }
     let counting = state.sandbox.max_iterations.is_some();
-    Completed {
+    let limit = state.sandbox.message_limit();
+    let mut completed = Completed {
       outcome,
       logs,
       stats: Stats {
@@ -341,7 +351,26 @@ impl Execution {
         iterations: counting.then(|| state.iterations.get()),
         memory_bytes: Some(self.spare.budget.used() as u64),
       },
+    };
+    // A result is bounded by maxResultBytes and logs by maxConsoleBytes; an error the script threw
+    // is not, and JSON's escapes can make it six times its length. Over the limit, it would break
+    // the pipe the worker's other executions share: it becomes this execution's RESULT_TOO_LARGE.
+    if matches!(completed.outcome, Outcome::RuntimeError { .. } | Outcome::ToolError { .. }) {
+      let size = completed.to_json().len();
+      if size > limit {
+        completed.outcome = Outcome::RuntimeError {
+          source: ErrorSource::Script,
+          code: ErrorCode::ResultTooLarge,
+          message: format!(
+            "The error the script threw is {size} bytes as JSON, more than the {limit} bytes one message may carry"
+          ),
+          name: None,
+          stack: None,
+          location: None,
+        };
+      }
     }
+    completed
   }
 
   /// A limit of the sandbox (not the script) ended the run, whatever the script did after.
@@ -353,6 +382,16 @@ impl Execution {
       ));
     }
     let state = self.state.borrow();
+    if let Some(what) = state.too_large.borrow().as_ref() {
+      return Some(Outcome::RuntimeError {
+        source: ErrorSource::Script,
+        code: ErrorCode::ResultTooLarge,
+        message: what.clone(),
+        name: None,
+        stack: None,
+        location: None,
+      });
+    }
     if state.iteration_exceeded.get() {
       let limit = state.sandbox.max_iterations.unwrap_or_default();
       return Some(Outcome::sandbox(
@@ -463,8 +502,7 @@ impl Execution {
     if let Some(outcome) = self.stop_outcome().or_else(|| self.limit_outcome()) {
       return Some(outcome);
     }
-    let (name, message) = error_name_and_message(thrown);
-    let _ = ctx;
+    let (name, message) = error_name_and_message(ctx, thrown);
     if self.state.borrow().out_of_memory_hint {
       return Some(Outcome::sandbox(
         ErrorCode::MemoryLimitExceeded,
@@ -510,7 +548,7 @@ impl Execution {
         };
       }
     }
-    let (name, message) = error_name_and_message(&thrown);
+    let (name, message) = error_name_and_message(ctx, &thrown);
     let stack =
       thrown.as_object().and_then(|o| o.get::<_, Value>("stack").ok()).and_then(|v| v.as_string().map(js_string_lossy));
     let (stack, location) = match stack {
@@ -531,15 +569,57 @@ impl Execution {
   }
 }
 
-fn error_name_and_message(thrown: &Value<'_>) -> (Option<String>, String) {
+fn error_name_and_message(ctx: &Ctx<'_>, thrown: &Value<'_>) -> (Option<String>, String) {
   match thrown.as_object() {
     Some(object) if thrown.is_error() || object.contains_key("message").unwrap_or(false) => {
-      let name = object.get::<_, Value>("name").ok().and_then(|v| v.as_string().map(js_string_lossy));
-      let message =
-        object.get::<_, Value>("message").ok().and_then(|v| v.as_string().map(js_string_lossy)).unwrap_or_default();
+      let name = match read_text(ctx, object, "name") {
+        Field::Text(name) => Some(name),
+        _ => None,
+      };
+      let message = match read_text(ctx, object, "message") {
+        Field::Text(message) => message,
+        Field::Absent => String::new(),
+        // A getter that spins (or throws) while the error is read: say so, or the model learns
+        // nothing from an empty message.
+        Field::Stuck => "The script threw an error whose 'message' could not be read: its getter was still running \
+                         when the execution's time ran out"
+          .into(),
+        Field::Threw => "The script threw an error whose 'message' could not be read: its getter threw".into(),
+      };
       (name, message)
     }
     _ => (None, describe_thrown(thrown)),
+  }
+}
+
+/// A property of a thrown object, read the way a getter may make it go.
+enum Field {
+  Text(String),
+  /// Missing, or not a string.
+  Absent,
+  /// The read was interrupted: a getter ran until the deadline.
+  Stuck,
+  /// A getter threw.
+  Threw,
+}
+
+fn read_text(ctx: &Ctx<'_>, object: &Object<'_>, key: &str) -> Field {
+  match object.get::<_, Value>(key) {
+    Ok(v) => v.as_string().map_or(Field::Absent, |s| Field::Text(js_string_lossy(s))),
+    Err(_) => {
+      // The exception is pending on the context: take it, so it cannot leak into what follows.
+      let caught = ctx.catch();
+      let interrupted = caught.as_object().is_some_and(|o| {
+        caught.is_error()
+          && o.get::<_, Value>("message").ok().and_then(|m| m.as_string().map(js_string_lossy)).as_deref()
+            == Some("interrupted")
+      });
+      if interrupted {
+        Field::Stuck
+      } else {
+        Field::Threw
+      }
+    }
   }
 }
 
@@ -599,6 +679,36 @@ fn failure_record<'js>(
   Ok(record)
 }
 
+/// Ends the execution with `RESULT_TOO_LARGE`: the flag makes the interrupt handler stop the
+/// script at its next check, whatever it catches; the thrown error only leaves the native call.
+fn too_large(ctx: &Ctx<'_>, state: &Rc<RefCell<State>>, what: String) -> rquickjs::Error {
+  let s = state.borrow();
+  let mut flag = s.too_large.borrow_mut();
+  if flag.is_none() {
+    *flag = Some(what);
+  }
+  Exception::throw_internal(ctx, "Message too large")
+}
+
+/// `what` is `size` bytes: more than one message may carry? Then the text that says so.
+fn over_limit(state: &Rc<RefCell<State>>, what: impl FnOnce() -> String, size: usize) -> Option<String> {
+  let limit = state.borrow().sandbox.message_limit();
+  (size > limit).then(|| format!("{} is {size} bytes, more than the {limit} bytes one message may carry", what()))
+}
+
+/// A name as it is shown in a message: long names are cut (their length is said instead).
+fn shown(name: &str) -> String {
+  const MAX: usize = 100;
+  if name.len() <= MAX {
+    return name.to_string();
+  }
+  let mut end = MAX;
+  while !name.is_char_boundary(end) {
+    end -= 1;
+  }
+  format!("{}… ({} bytes)", &name[..end], name.len())
+}
+
 /// A resolved promise carrying a failure record (checks that fail before the host is asked).
 fn refuse<'js>(ctx: &Ctx<'js>, code: ErrorCode, message: String) -> rquickjs::Result<Promise<'js>> {
   let (promise, resolve, _reject) = ctx.promise()?;
@@ -616,6 +726,13 @@ fn host_call<'js>(
   args_json: String,
 ) -> rquickjs::Result<Promise<'js>> {
   let target = if kind == 0 { CallTarget::Tool } else { CallTarget::Function };
+  let what = || match target {
+    CallTarget::Tool => format!("callTool('{}'): the tool name and input", shown(&name)),
+    CallTarget::Function => format!("the host function '{}': its name and arguments", shown(&name)),
+  };
+  if let Some(message) = over_limit(state, what, name.len() + args_json.len()) {
+    return Err(too_large(&ctx, state, message));
+  }
   let (sandbox, exec) = {
     let s = state.borrow();
     if s.serializing {
@@ -628,7 +745,7 @@ fn host_call<'js>(
       return refuse(
         &ctx,
         ErrorCode::SelfReferenceBlocked,
-        format!("callTool('{name}') is blocked: scripts cannot call CodeCall's own meta-tools"),
+        format!("callTool('{}') is blocked: scripts cannot call CodeCall's own meta-tools", shown(&name)),
       );
     }
     if let Some(allowed) = &exec.allowed_tools {
@@ -636,12 +753,12 @@ fn host_call<'js>(
         return refuse(
           &ctx,
           ErrorCode::AccessDenied,
-          format!("Tool '{name}' is not in allowedTools for this execution"),
+          format!("Tool '{}' is not in allowedTools for this execution", shown(&name)),
         );
       }
     }
     if exec.host_get_tool && lookup_tool(state, &name).is_none() {
-      return refuse(&ctx, ErrorCode::ToolNotFound, format!("Tool '{name}' was not found"));
+      return refuse(&ctx, ErrorCode::ToolNotFound, format!("Tool '{}' was not found", shown(&name)));
     }
   }
   let mut s = state.borrow_mut();
@@ -732,8 +849,8 @@ pub(crate) fn native_primitives<'js>(ctx: &Ctx<'js>, slot: &StateSlot) -> rquick
     let slot = slot.clone();
     native.set(
       "hostCall",
-      Function::new(ctx.clone(), move |ctx: Ctx<'js>, kind: i32, name: String, args: String| {
-        with_state(&ctx, &slot, |state| host_call(ctx.clone(), state, kind, name, args))
+      Function::new(ctx.clone(), move |ctx: Ctx<'js>, kind: i32, name: Lossy, args: Lossy| {
+        with_state(&ctx, &slot, |state| host_call(ctx.clone(), state, kind, name.0, args.0))
       })?,
     )?;
   }
@@ -741,8 +858,13 @@ pub(crate) fn native_primitives<'js>(ctx: &Ctx<'js>, slot: &StateSlot) -> rquick
     let slot = slot.clone();
     native.set(
       "getTool",
-      Function::new(ctx.clone(), move |ctx: Ctx<'js>, name: String| -> rquickjs::Result<Option<String>> {
+      Function::new(ctx.clone(), move |ctx: Ctx<'js>, name: Lossy| -> rquickjs::Result<Option<String>> {
+        let name = name.0;
         with_state(&ctx, &slot, |state| {
+          if let Some(message) = over_limit(state, || format!("getTool('{}'): the tool name", shown(&name)), name.len())
+          {
+            return Err(too_large(&ctx, state, message));
+          }
           let allowed = {
             let s = state.borrow();
             if s.serializing || !s.exec.host_get_tool {
@@ -759,14 +881,27 @@ pub(crate) fn native_primitives<'js>(ctx: &Ctx<'js>, slot: &StateSlot) -> rquick
     let slot = slot.clone();
     native.set(
       "emit",
-      Function::new(ctx.clone(), move |ctx: Ctx<'js>, kind: i32, a: String, b: String, c: Opt<String>| {
+      Function::new(ctx.clone(), move |ctx: Ctx<'js>, kind: i32, a: Lossy, b: Lossy, c: Opt<Lossy>| {
+        let (a, b, c) = (a.0, b.0, c.0.map(|c| c.0));
         with_state(&ctx, &slot, |state| {
+          // Checked whether or not anyone listens, so the outcome does not depend on `onEvent`.
+          let size = a.len() + b.len() + c.as_ref().map_or(0, String::len);
+          let what = || {
+            if kind == 0 {
+              format!("mcpLog('{}', …): the log message and metadata", shown(&a))
+            } else {
+              format!("mcpNotify('{}', …): the event and its payload", shown(&a))
+            }
+          };
+          if let Some(message) = over_limit(state, what, size) {
+            return Err(too_large(&ctx, state, message));
+          }
           let s = state.borrow();
           if !s.exec.events {
             return Ok(());
           }
           let event = if kind == 0 {
-            Event::Log { execution_id: s.id.clone(), level: a, message: b, metadata_json: c.0 }
+            Event::Log { execution_id: s.id.clone(), level: a, message: b, metadata_json: c }
           } else {
             Event::Notify { execution_id: s.id.clone(), event: a, payload_json: b }
           };
@@ -780,7 +915,8 @@ pub(crate) fn native_primitives<'js>(ctx: &Ctx<'js>, slot: &StateSlot) -> rquick
     let slot = slot.clone();
     native.set(
       "log",
-      Function::new(ctx.clone(), move |ctx: Ctx<'js>, level: i32, text: String| {
+      Function::new(ctx.clone(), move |ctx: Ctx<'js>, level: i32, text: Lossy| {
+        let text = text.0;
         with_state(&ctx, &slot, |state| {
           let mut s = state.borrow_mut();
           let line = format!("{}{}", LOG_PREFIXES.get(level as usize).copied().unwrap_or(""), text);

@@ -21,6 +21,20 @@ pub fn js_string_lossy(s: &JsString<'_>) -> String {
   text
 }
 
+/// A string argument of a native primitive, read with `js_string_lossy`: a lone surrogate in a
+/// tool name, a log line or an event name is data (U+FFFD), not a conversion error that ends the
+/// script (spec §2.6). rquickjs's own `String` conversion refuses such strings.
+pub struct Lossy(pub String);
+
+impl<'js> rquickjs::FromJs<'js> for Lossy {
+  fn from_js(_: &rquickjs::Ctx<'js>, value: rquickjs::Value<'js>) -> rquickjs::Result<Self> {
+    match value.as_string() {
+      Some(s) => Ok(Lossy(js_string_lossy(s))),
+      None => Err(rquickjs::Error::new_from_js(value.type_name(), "string")),
+    }
+  }
+}
+
 /// UTF-8 with surrogates encoded as 3-byte sequences (ED A0..BF xx) → String with U+FFFD for each.
 pub fn decode_wtf8(bytes: &[u8]) -> String {
   match std::str::from_utf8(bytes) {

@@ -170,11 +170,7 @@ pub struct ProcessPool {
 impl ProcessPool {
   pub fn new(config: Arc<SandboxConfig>, exe: PathBuf, warnings: Arc<Mutex<Warnings>>) -> Result<Self, StartError> {
     // Results and logs are bounded by the limits; everything else a worker says is small.
-    let frame_limit = usize::try_from(config.max_result_bytes.saturating_add(config.max_console_bytes))
-      .unwrap_or(usize::MAX)
-      .saturating_mul(2)
-      .saturating_add(16 << 20)
-      .min(super::wire::MAX_FRAME);
+    let frame_limit = config.frame_limit();
     // Address space: a fence against runaway native allocation, not a budget (each execution's
     // heap has its own limit). Thousands of executions parked on one worker need a few GiB.
     let address_space = ADDRESS_SPACE_BASE.saturating_add(config.memory_limit_bytes.saturating_mul(THREADS as u64 + 2));

@@ -21,7 +21,7 @@ pub const PROTOCOL: u32 = 2;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// No frame may be larger than this, whatever the limits (a result is at most `maxResultBytes`).
 #[cfg_attr(not(unix), allow(dead_code))] // the pipe exists only with process isolation
-pub const MAX_FRAME: usize = 256 << 20;
+pub use crate::sandbox::config::MAX_FRAME;
 
 // Host → worker.
 const HELLO: u8 = 1;

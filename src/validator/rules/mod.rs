@@ -10,6 +10,9 @@
 //! | `reserved_names`     | `ReservedIdentifier`                           | always (`__cc_` and more) |
 //! | `self_reference`     | `SelfReference` (`SELF_REFERENCE_BLOCKED`)     | always                   |
 //!
+//! Beside the rules, `engine_syntax` finds syntax oxc parses but QuickJS cannot run (decorators,
+//! `accessor` fields, `#!`); the same walk reports it, as a syntax error rather than a violation.
+//!
 //! Each rule implements `Rule`: hooks for the AST nodes it cares about. `RuleWalker` is the one
 //! `oxc_ast_visit::Visit` that walks the program once and calls every enabled rule's hook at each
 //! node, so adding a rule costs a hook call, not another traversal of the tree.
@@ -17,6 +20,7 @@
 //! The rules read the AST only. When several object, the violation that comes first in the source
 //! is reported, so the answer does not depend on rule order.
 
+mod engine_syntax;
 mod forbidden_members;
 pub use forbidden_members::FORBIDDEN as FORBIDDEN_MEMBERS;
 mod identifiers;
@@ -27,11 +31,11 @@ pub(crate) mod self_reference;
 mod with_statement;
 
 use oxc_ast::ast::{
-  AssignmentExpression, AssignmentTargetPropertyIdentifier, AssignmentTargetPropertyProperty, BindingIdentifier,
-  BindingProperty, CallExpression, ComputedMemberExpression, DoWhileStatement, Expression, ForInStatement,
-  ForOfStatement, ForStatement, IdentifierName, IdentifierReference, ImportExpression, ImportMeta, LabelIdentifier,
-  ModuleDeclaration, ObjectProperty, Program, StaticMemberExpression, VariableDeclarator, WhileStatement,
-  WithStatement,
+  AccessorProperty, AssignmentExpression, AssignmentTargetPropertyIdentifier, AssignmentTargetPropertyProperty,
+  BindingIdentifier, BindingProperty, CallExpression, ComputedMemberExpression, Decorator, DoWhileStatement,
+  Expression, ForInStatement, ForOfStatement, ForStatement, Hashbang, IdentifierName, IdentifierReference,
+  ImportExpression, ImportMeta, LabelIdentifier, ModuleDeclaration, ObjectProperty, Program, StaticMemberExpression,
+  VariableDeclarator, WhileStatement, WithStatement,
 };
 use oxc_ast_visit::{walk, Visit};
 use oxc_span::Span;
@@ -128,6 +132,8 @@ pub(crate) trait Rule {
 
 /// What one walk of the program found.
 pub struct Outcome {
+  /// Syntax the engine cannot run (the earliest): a syntax error, before any violation.
+  pub unsupported_syntax: Option<(Span, &'static str)>,
   pub violation: Option<Violation>,
   pub tool_names: ToolNames,
 }
@@ -144,9 +150,10 @@ pub fn check(program: &Program<'_>, policy: &Policy) -> Outcome {
     self_reference: self_reference::SelfReferenceRule::new(policy),
     tool_names: ToolNames::default(),
     findings: Findings::default(),
+    engine_syntax: engine_syntax::EngineSyntax::default(),
   };
   walker.visit_program(program);
-  Outcome { violation: walker.findings.0, tool_names: walker.tool_names }
+  Outcome { unsupported_syntax: walker.engine_syntax.0, violation: walker.findings.0, tool_names: walker.tool_names }
 }
 
 struct RuleWalker<'p> {
@@ -159,6 +166,7 @@ struct RuleWalker<'p> {
   self_reference: self_reference::SelfReferenceRule<'p>,
   tool_names: ToolNames,
   findings: Findings,
+  engine_syntax: engine_syntax::EngineSyntax,
 }
 
 /// Calls `$hook` on every enabled rule.
@@ -260,6 +268,17 @@ impl<'a> Visit<'a> for RuleWalker<'_> {
   fn visit_with_statement(&mut self, it: &WithStatement<'a>) {
     each_rule!(self, with_statement(it));
     walk::walk_with_statement(self, it);
+  }
+  fn visit_hashbang(&mut self, it: &Hashbang<'a>) {
+    self.engine_syntax.report(it.span, engine_syntax::HASHBANG);
+  }
+  fn visit_decorator(&mut self, it: &Decorator<'a>) {
+    self.engine_syntax.report(it.span, engine_syntax::DECORATOR);
+    walk::walk_decorator(self, it);
+  }
+  fn visit_accessor_property(&mut self, it: &AccessorProperty<'a>) {
+    self.engine_syntax.report(it.span, engine_syntax::ACCESSOR);
+    walk::walk_accessor_property(self, it);
   }
 }
 

@@ -1,0 +1,131 @@
+// Red team for spec §2.6 "a failure belongs to the execution that caused it": what crosses the
+// thread boundary or the worker pipe — syntax the engine cannot run, strings with lone surrogates,
+// errors that cannot be read — must end only the execution that sent it, with a code and a message
+// that say what happened, while neighbours on the same worker or thread finish with their own
+// results. Every attack runs in both isolations, beside two plain executions parked on a host tool
+// of the same sandbox (`poolSize: 1`: one thread, or one worker process).
+import { afterAll, describe, expect, it } from 'vitest'
+
+import { Sandbox, validate, type ExecuteHost, type ExecuteResult } from '../../index.js'
+
+/** Two plain executions parked on a host tool while `attack` runs, on the same sandbox. */
+async function withNeighbours(sb: Sandbox, attack: () => Promise<ExecuteResult>) {
+  const host = (n: number): ExecuteHost => ({
+    callTool: (name, input) => new Promise((resolve) => setTimeout(() => resolve({ name, n, input }), 150)),
+  })
+  const neighbours = [1, 2].map((n) => sb.execute(`const r = await callTool('slow:echo', { n: ${n} }); return [r.n, r.input.n]`, host(n)))
+  const result = await attack()
+  const [a, b] = await Promise.all(neighbours)
+  expect(a).toMatchObject({ status: 'ok', result: [1, 1] })
+  expect(b).toMatchObject({ status: 'ok', result: [2, 2] })
+  return result
+}
+
+for (const isolation of ['thread', 'process'] as const) {
+  describe(`${isolation} isolation`, () => {
+    const sb = new Sandbox({ isolation, poolSize: 1, preset: 'balanced' })
+    afterAll(() => sb.dispose())
+
+    describe('validate() and execute() agree on syntax the engine cannot run', () => {
+      const cases: [string, string, { line: number; column: number }, RegExp][] = [
+        ['a decorator', '@d class A {}\nreturn 1', { line: 1, column: 1 }, /Decorators/],
+        ['a method decorator', 'const A = class {\n  @log m() {}\n}\nreturn 1', { line: 2, column: 3 }, /Decorators/],
+        ['an accessor field', 'class A { accessor x = 1 }\nreturn 1', { line: 1, column: 11 }, /'accessor'/],
+        ['a hashbang line', '#!/usr/bin/env node\nreturn 1', { line: 1, column: 1 }, /'#!'/],
+      ]
+      for (const [what, script, location, message] of cases) {
+        it(what, async () => {
+          const expected = { status: 'syntax_error', error: { code: 'SYNTAX_ERROR', message: expect.stringMatching(message), location } }
+          expect(validate(script)).toEqual({ ok: false, ...expected })
+          const r = await withNeighbours(sb, () => sb.execute(script))
+          expect(r).toMatchObject(expected)
+        })
+      }
+
+      it('TypeScript decorators too', async () => {
+        const script = 'const n: number = 1\n@d class A { accessor x: number = n }\nreturn 1'
+        expect(validate(script, { language: 'typescript' })).toMatchObject({ ok: false, status: 'syntax_error', error: { location: { line: 2, column: 1 } } })
+        const r = await sb.execute(script, {}, { language: 'typescript' })
+        expect(r).toMatchObject({ status: 'syntax_error', error: { location: { line: 2, column: 1 } } })
+      })
+    })
+
+    describe('an error that cannot be read', () => {
+      // The neighbours keep the sandbox's 5 s; the spinning script gets 300 ms.
+      const spin = new Sandbox({ isolation, poolSize: 1, preset: 'experimental', timeoutMs: 5000, maxIterations: 1e12 })
+      afterAll(() => spin.dispose())
+
+      it('a message getter that spins: on time, and the message says why it is not there', async () => {
+        for (const script of [
+          'throw { get message() { while (true) {} } }',
+          "throw Object.defineProperty(new Error('x'), 'message', { get() { for (;;) {} } })",
+        ]) {
+          const started = Date.now()
+          const r = await withNeighbours(spin, () => spin.execute(script, {}, { timeoutMs: 300 }))
+          expect(Date.now() - started).toBeLessThan(300 + 1000) // the neighbours' 150 ms tools included
+          expect(r).toMatchObject({
+            status: 'runtime_error',
+            error: { code: 'EXECUTION_ERROR', message: expect.stringMatching(/'message' could not be read: its getter was still running/) },
+          })
+        }
+      })
+
+      it('a message getter that throws', async () => {
+        const r = await spin.execute("throw { get message() { throw new Error('no') } }", {}, { timeoutMs: 300 })
+        expect(r).toMatchObject({ status: 'runtime_error', error: { code: 'EXECUTION_ERROR', message: expect.stringMatching(/'message' could not be read: its getter threw/) } })
+      })
+    })
+
+    describe('lone UTF-16 surrogates are data everywhere a string crosses', () => {
+      const lone = '\uD800'
+      const fixed = '\uFFFD'
+
+      it('console.*', async () => {
+        const r = await withNeighbours(sb, () => sb.execute("console.log('a\\uD800b'); console.error('\\uDC00'); return 1"))
+        expect(r).toMatchObject({ status: 'ok', result: 1, logs: [`a${fixed}b`, `[error] ${fixed}`] })
+      })
+
+      it('mcpLog and mcpNotify, with and without a listener', async () => {
+        const events: { type: string; level?: string; message?: string; event?: string }[] = []
+        const script = "mcpLog('i\\uD800', 'm\\uD800', { k: 'v\\uD800' }); mcpNotify('e\\uD800', { p: '\\uD800' }); return 2"
+        const r = await withNeighbours(sb, () => sb.execute(script, { onEvent: (e) => events.push(e) }))
+        expect(r).toMatchObject({ status: 'ok', result: 2 })
+        expect(events).toEqual([
+          // Metadata and payloads are JSON: their escapes carry the surrogate through unchanged.
+          expect.objectContaining({ type: 'log', level: `i${fixed}`, message: `m${fixed}`, metadata: { k: `v${lone}` } }),
+          expect.objectContaining({ type: 'notify', event: `e${fixed}`, payload: { p: lone } }),
+        ])
+        expect(await sb.execute(script)).toMatchObject({ status: 'ok', result: 2 })
+      })
+
+      it('a tool name, its input and getTool', async () => {
+        const seen: unknown[] = []
+        const host: ExecuteHost = {
+          callTool: (name, input) => (seen.push(name, input), { echoed: name }),
+          getTool: (name) => (seen.push(`getTool ${name}`), null),
+        }
+        const script = "const t = getTool('t\\uD800'); const r = await callTool('t:x\\uD800', { s: 'i\\uD800' }); return [t, r.echoed]"
+        const r = await withNeighbours(sb, () => sb.execute(script, host))
+        expect(r).toMatchObject({ status: 'ok', result: [null, `t:x${fixed}`] })
+        expect(seen).toEqual([`getTool t${fixed}`, `t:x${fixed}`, { s: `i${fixed}` }])
+      })
+
+      it("a host error's message and code keep what they say", async () => {
+        const host: ExecuteHost = {
+          callTool: () => {
+            throw Object.assign(new Error(`bad ${lone} text`), { code: `E_${lone}` })
+          },
+        }
+        const r = await withNeighbours(sb, () => sb.execute("return await callTool('t:x', {})", host))
+        expect(r).toMatchObject({ status: 'tool_error', error: { code: `E_${fixed}`, message: `bad ${fixed} text` } })
+      })
+
+      it('a tool result holding one is passed to the script', async () => {
+        const r = await sb.execute("const r = await callTool('t:x', {}); return [r.text.length, r.text.charCodeAt(1)]", {
+          callTool: () => ({ text: `a${lone}b` }),
+        })
+        expect(r).toMatchObject({ status: 'ok', result: [3, 0xd800] })
+      })
+    })
+  })
+}
