@@ -50,6 +50,50 @@ for (const isolation of ['thread', 'process'] as const) {
       })
     })
 
+    describe('frames: one message too large for the pipe ends only its execution', () => {
+      // ~20 MB: over the default message limit (2 × (maxResultBytes + maxConsoleBytes) + 16 MiB).
+      const attacks: [string, string, RegExp][] = [
+        ['an event', "mcpNotify('big', 'x'.repeat(20e6))", /mcpNotify\('big', …\): the event and its payload is \d+ bytes/],
+        ['a log line', "mcpLog('info', 'x'.repeat(20e6), {})", /mcpLog\('info', …\): the log message and metadata is \d+ bytes/],
+        ['a tool name', "await callTool('x'.repeat(20e6), {})", /callTool\('x{100}… \(20000000 bytes\)'\): the tool name and input/],
+        ['a tool input', "await callTool('t:x', { s: 'x'.repeat(20e6) })", /callTool\('t:x'\): the tool name and input is \d+ bytes/],
+        ['a caught one', "try { mcpNotify('big', 'x'.repeat(20e6)) } catch (e) {}\nreturn 'caught'", /mcpNotify/],
+        ['an error whose JSON escapes grow past it', "throw new Error('\\x01'.repeat(3.3e6))", /The error the script threw is \d+ bytes as JSON/],
+      ]
+      for (const [what, script, message] of attacks) {
+        it(what, async () => {
+          const events: unknown[] = []
+          const r = await withNeighbours(sb, () => sb.execute(script, { onEvent: (e) => events.push(e), callTool: () => 1 }))
+          expect(r).toMatchObject({ status: 'runtime_error', error: { code: 'RESULT_TOO_LARGE', message: expect.stringMatching(message) } })
+          expect(JSON.stringify(r).length).toBeLessThan(10_000)
+          expect(JSON.stringify(events).length).toBeLessThan(10_000)
+        })
+      }
+    })
+
+    describe("host answers: one the execution cannot take fails that call alone", () => {
+      it('an answer larger than the execution\'s heap', async () => {
+        const host: ExecuteHost = { callTool: () => 'x'.repeat(70e6) }
+        const r = await withNeighbours(sb, () => sb.execute("const r = await callTool('t:big', {}, { throwOnError: false }); return r", host))
+        expect(r).toMatchObject({
+          status: 'ok',
+          result: { success: false, error: { code: 'TOOL_EXECUTION_ERROR', message: expect.stringMatching(/The tool's answer is 70000002 bytes of JSON, more than this execution can take/) } },
+        })
+      })
+
+      it('a host error with a 20 MB message and code', async () => {
+        const host: ExecuteHost = {
+          callTool: () => {
+            throw Object.assign(new Error('m'.repeat(20e6)), { code: 'C'.repeat(1e6) })
+          },
+        }
+        const events: unknown[] = []
+        const r = await withNeighbours(sb, () => sb.execute("return await callTool('t:x', {})", { ...host, onEvent: (e) => events.push(e) }))
+        expect(r).toMatchObject({ status: 'tool_error', error: { message: expect.stringMatching(/^m+… \(20000000 bytes in all\)$/) } })
+        expect(JSON.stringify(r).length).toBeLessThan(40_000)
+      })
+    })
+
     describe('an error that cannot be read', () => {
       // The neighbours keep the sandbox's 5 s; the spinning script gets 300 ms.
       const spin = new Sandbox({ isolation, poolSize: 1, preset: 'experimental', timeoutMs: 5000, maxIterations: 1e12 })

@@ -387,6 +387,51 @@ pub(crate) fn call_result(error: Option<String>, value: Option<String>) -> CallR
   }
 }
 
+/// The largest host answer an execution takes: one it could not parse into its heap, or that no
+/// worker frame can carry, fails that call alone (spec §2.6: the host checks an answer's size
+/// before it frames it).
+fn answer_limit(config: &SandboxConfig) -> usize {
+  usize::try_from(config.memory_limit_bytes).unwrap_or(usize::MAX).min(super::config::MAX_FRAME - (1 << 20))
+}
+
+/// What of a host error crosses back: a message, a code and details of any size would be copied
+/// into the script's heap and, as a `tool_call_end` event, through the worker pipe.
+const MAX_ERROR_MESSAGE: usize = 16 << 10;
+const MAX_ERROR_CODE: usize = 256;
+
+/// A host's answer as the execution may take it: an answer over `limit` becomes this call's
+/// `TOOL_EXECUTION_ERROR` saying so; a host error's message and code are cut to a readable size.
+fn bound_answer(result: CallResult, limit: usize) -> CallResult {
+  match result {
+    CallResult::Ok(Some(json)) if json.len() > limit => CallResult::Err(HostFailure {
+      message: format!(
+        "The tool's answer is {} bytes of JSON, more than this execution can take ({limit} bytes: its memoryLimitBytes)",
+        json.len()
+      ),
+      code: None,
+      details_json: None,
+    }),
+    CallResult::Err(f) => CallResult::Err(HostFailure {
+      message: cut(f.message, MAX_ERROR_MESSAGE),
+      code: f.code.map(|c| cut(c, MAX_ERROR_CODE)),
+      details_json: f.details_json.filter(|d| d.len() <= limit.min(MAX_ERROR_MESSAGE * 64)),
+    }),
+    other => other,
+  }
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, saying how long it was.
+fn cut(text: String, max: usize) -> String {
+  if text.len() <= max {
+    return text;
+  }
+  let mut end = max;
+  while !text.is_char_boundary(end) {
+    end -= 1;
+  }
+  format!("{}… ({} bytes in all)", &text[..end], text.len())
+}
+
 /// Reads `{ message, code?, details? }` as the host side of `host.js` describes an error.
 fn host_failure(json: &str) -> HostFailure {
   let value: serde_json::Value = serde_json::from_str(&crate::common::well_formed_escapes(json)).unwrap_or_default();
@@ -434,6 +479,7 @@ impl Sandbox {
     let warnings = Arc::new(Mutex::new(Warnings::default()));
     let pool = Runner::new(config.clone(), warnings.clone()).map_err(|e| napi::Error::from_reason(e.to_string()))?;
     let replies = Arc::new(Replies::default());
+    let answer_limit = answer_limit(&config);
     let reply_fn = {
       let replies = replies.clone();
       env.create_function_from_closure("reply", move |ctx: FunctionCallContext| -> napi::Result<()> {
@@ -441,9 +487,10 @@ impl Sandbox {
         let error: Option<String> = ctx.get(1)?;
         let value: Option<String> = ctx.get(2)?;
         match replies.take(token as u64) {
-          Some(Waiting::Call(reply)) => reply.send(call_result(error, value)),
+          Some(Waiting::Call(reply)) => reply.send(bound_answer(call_result(error, value), answer_limit)),
           Some(Waiting::GetTool(tx)) => {
-            let _ = tx.try_send(if error.is_some() { None } else { value });
+            let too_large = value.as_ref().is_some_and(|v| v.len() > answer_limit);
+            let _ = tx.try_send(if error.is_some() || too_large { None } else { value });
           }
           None => {}
         }
@@ -771,4 +818,30 @@ fn read_execute_options<'env>(
   }
 
   Ok(signal)
+}
+
+#[cfg(test)]
+mod answer_tests {
+  use super::{bound_answer, CallResult, HostFailure, MAX_ERROR_MESSAGE};
+
+  #[test]
+  fn answers_over_the_limit_fail_that_call_and_errors_are_cut() {
+    match bound_answer(CallResult::Ok(Some("x".repeat(101))), 100) {
+      CallResult::Err(HostFailure { message, code: None, details_json: None }) => {
+        assert_eq!(message, "The tool's answer is 101 bytes of JSON, more than this execution can take (100 bytes: its memoryLimitBytes)")
+      }
+      other => panic!("{other:?}"),
+    }
+    assert!(matches!(bound_answer(CallResult::Ok(Some("x".repeat(100))), 100), CallResult::Ok(Some(s)) if s.len() == 100));
+    assert!(matches!(bound_answer(CallResult::Ok(None), 0), CallResult::Ok(None)));
+    let huge = HostFailure { message: "é".repeat(MAX_ERROR_MESSAGE), code: Some("C".repeat(1000)), details_json: Some("1".repeat(200)) };
+    match bound_answer(CallResult::Err(huge), 100) {
+      CallResult::Err(HostFailure { message, code: Some(code), details_json }) => {
+        assert!(message.len() < MAX_ERROR_MESSAGE + 40 && message.ends_with(&format!("… ({} bytes in all)", 2 * MAX_ERROR_MESSAGE)), "{message}");
+        assert!(code.starts_with("CCC") && code.len() < 300, "{code}");
+        assert_eq!(details_json, None);
+      }
+      other => panic!("{other:?}"),
+    }
+  }
 }
