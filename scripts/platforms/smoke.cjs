@@ -30,6 +30,13 @@ function expect(condition, message) {
   if (!condition) throw new Error(message)
 }
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b)
+/** The installed platform package's folder name suffix (`linux-arm64-gnu`, ...). */
+function platformDir() {
+  const dir = path.join(path.dirname(require.resolve('@codecall/native/package.json')), '..')
+  const found = fs.readdirSync(dir).find((d) => d.startsWith('native-'))
+  if (!found) throw new Error('no platform package installed')
+  return found.slice('native-'.length)
+}
 
 const slowHost = {
   // Answers later, from Node's event loop, as a real tool pipeline would.
@@ -115,7 +122,23 @@ return [a.name, a.doubled + b.doubled]`
         const logged = events.filter((e) => e.type === 'log' && e.level === 'warning' && /seccomp/.test(e.message))
         expect(logged.length === 1, `the warning did not reach onEvent: ${JSON.stringify(events)}`)
       }
-      return `${sb.isolation}; ${sb.warnings.length ? `warnings: ${sb.warnings.join('; ')}` : 'no warnings'}`
+      let runs = ''
+      if (sb.isolation === 'process' && process.platform === 'linux') {
+        // Which executable the worker process is: the one installed next to the addon, or the one
+        // CODECALL_WORKER_PATH names. Under qemu-user /proc/<pid>/exe is qemu, so the command line
+        // is read as well.
+        const want = fs.realpathSync(process.env.CODECALL_WORKER_PATH || path.join(path.dirname(require.resolve(`@codecall/native-${platformDir()}/package.json`)), 'codecall-worker'))
+        const pids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d) && d !== String(process.pid)).filter((d) => {
+          try {
+            return fs.readlinkSync(`/proc/${d}/exe`) === want || fs.readFileSync(`/proc/${d}/cmdline`, 'latin1').split('\0').includes(want)
+          } catch {
+            return false
+          }
+        })
+        expect(pids.length >= 1, `no process runs ${want}`)
+        runs = `, worker ${want.split('/').slice(-2).join('/')} (pid ${pids.join(', ')})`
+      }
+      return `${sb.isolation}${runs}; ${sb.warnings.length ? `warnings: ${sb.warnings.join('; ')}` : 'no warnings'}`
     } finally {
       await sb.dispose()
     }

@@ -176,6 +176,18 @@ if (flag('--no-run')) {
     // qemu-user implements no seccomp(2): the worker runs without its filter and must say so.
     smoke('aarch64-unknown-linux-gnu', 'linux-arm64-gnu (qemu-user)', nodeArm64(), [], env, 'off')
   }
+  // No musl Node runs here, but the musl workers are static executables: this machine's kernel runs
+  // them, driven by the gnu addon of the same version (CODECALL_WORKER_PATH), so the musl build of
+  // the engine, its fences and the pipe protocol run for real.
+  for (const [musl, gnu, node, env, seccomp] of [
+    ['x86_64-unknown-linux-musl', 'x86_64-unknown-linux-gnu', () => process.execPath, () => ({}), 'on'],
+    ['aarch64-unknown-linux-musl', 'aarch64-unknown-linux-gnu', nodeArm64, qemuArm64, 'off'],
+  ]) {
+    if (!built.includes(musl) || !built.includes(gnu)) continue
+    if (gnu === 'x86_64-unknown-linux-gnu' && !(process.platform === 'linux' && process.arch === 'x64')) continue
+    const worker = join(ARTIFACTS, `bindings-${musl}`, WORKER)
+    smoke(gnu, `${PLATFORMS[musl]} worker (static, under the ${PLATFORMS[gnu]} addon)`, node(), [], { ...env(), CODECALL_WORKER_PATH: worker }, seccomp)
+  }
   if (built.includes('x86_64-pc-windows-msvc') && !flag('--no-wine')) {
     const { env, wineBin } = wine()
     smoke('x86_64-pc-windows-msvc', 'win32-x64 (Wine)', wineBin, [nodeWin()], { ...env, NODE_SKIP_PLATFORM_CHECK: '1' }, 'none')
