@@ -146,12 +146,13 @@ for (const isolation of ['thread', 'process'] as const) {
         const seen: unknown[] = []
         const host: ExecuteHost = {
           callTool: (name, input) => (seen.push(name, input), { echoed: name }),
-          getTool: (name) => (seen.push(`getTool ${name}`), null),
+          getTool: (name) => (seen.push(`getTool ${name}`), name.startsWith('t:') ? { name, description: 'a tool' } : null),
         }
         const script = "const t = getTool('t\\uD800'); const r = await callTool('t:x\\uD800', { s: 'i\\uD800' }); return [t, r.echoed]"
         const r = await withNeighbours(sb, () => sb.execute(script, host))
         expect(r).toMatchObject({ status: 'ok', result: [null, `t:x${fixed}`] })
-        expect(seen).toEqual([`getTool t${fixed}`, `t:x${fixed}`, { s: `i${fixed}` }])
+        // The input is JSON, like payloads: it carries the surrogate through unchanged.
+        expect(seen).toEqual([`getTool t${fixed}`, `getTool t:x${fixed}`, `t:x${fixed}`, { s: `i${lone}` }])
       })
 
       it("a host error's message and code keep what they say", async () => {
