@@ -828,16 +828,29 @@ mod answer_tests {
   fn answers_over_the_limit_fail_that_call_and_errors_are_cut() {
     match bound_answer(CallResult::Ok(Some("x".repeat(101))), 100) {
       CallResult::Err(HostFailure { message, code: None, details_json: None }) => {
-        assert_eq!(message, "The tool's answer is 101 bytes of JSON, more than this execution can take (100 bytes: its memoryLimitBytes)")
+        assert_eq!(
+          message,
+          "The tool's answer is 101 bytes of JSON, more than this execution can take (100 bytes: its memoryLimitBytes)"
+        )
       }
       other => panic!("{other:?}"),
     }
-    assert!(matches!(bound_answer(CallResult::Ok(Some("x".repeat(100))), 100), CallResult::Ok(Some(s)) if s.len() == 100));
+    assert!(
+      matches!(bound_answer(CallResult::Ok(Some("x".repeat(100))), 100), CallResult::Ok(Some(s)) if s.len() == 100)
+    );
     assert!(matches!(bound_answer(CallResult::Ok(None), 0), CallResult::Ok(None)));
-    let huge = HostFailure { message: "é".repeat(MAX_ERROR_MESSAGE), code: Some("C".repeat(1000)), details_json: Some("1".repeat(200)) };
+    let huge = HostFailure {
+      message: "é".repeat(MAX_ERROR_MESSAGE),
+      code: Some("C".repeat(1000)),
+      details_json: Some("1".repeat(200)),
+    };
     match bound_answer(CallResult::Err(huge), 100) {
       CallResult::Err(HostFailure { message, code: Some(code), details_json }) => {
-        assert!(message.len() < MAX_ERROR_MESSAGE + 40 && message.ends_with(&format!("… ({} bytes in all)", 2 * MAX_ERROR_MESSAGE)), "{message}");
+        assert!(
+          message.len() < MAX_ERROR_MESSAGE + 40
+            && message.ends_with(&format!("… ({} bytes in all)", 2 * MAX_ERROR_MESSAGE)),
+          "{message}"
+        );
         assert!(code.starts_with("CCC") && code.len() < 300, "{code}");
         assert_eq!(details_json, None);
       }
