@@ -55,6 +55,9 @@ export function buildTarget(target) {
     env.LIBNODE_PATH = stub
   }
   if (target.endsWith('-linux-musl')) env[`CARGO_TARGET_${envKey(target)}_RUSTFLAGS`] = '-C target-feature=-crt-static'
+  // QuickJS's C API (JS_*, ~300 functions) would otherwise be exported too: only ELF links apply an
+  // export list, so the C code itself keeps its symbols inside the addon.
+  env[`CFLAGS_${cargoTriple.replace(/-/g, '_')}`] = '-fvisibility=hidden'
   if (MACOS_MIN[target]) env.MACOSX_DEPLOYMENT_TARGET = MACOS_MIN[target]
   // cargo-zigbuild reads a glibc version off the triple and hands zig `<triple>.2.17`.
   const zigTarget = target.endsWith('-linux-gnu') ? `${target}.${GLIBC_MIN}` : cargoTriple
