@@ -20,7 +20,8 @@
 //
 // Cargo's output for these builds goes to target/cross/, apart from `npm run build`'s.
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 import { PLATFORMS, WORKER } from '../assemble.mjs'
 import { CROSS, log, root, rustTarget, sh, zig } from './tools.mjs'
@@ -108,4 +109,7 @@ function main(argv) {
   return 0
 }
 
-process.exitCode = main(process.argv.slice(2))
+// Only when run as a script: test-platforms.mjs imports this module for its paths.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = main(process.argv.slice(2))
+}
