@@ -442,7 +442,7 @@ describe('limits', () => {
   for (const isolation of ['thread', 'process'] as const) {
     it(`poolSize bounds the executions running at once; the rest end QUEUE_TIMEOUT (${isolation})`, async () => {
       for (const poolSize of [1, 3]) {
-        const sb = sandbox({ isolation, poolSize, queueTimeoutMs: 300, preset: 'balanced', maxIterations: 1e12, timeoutMs: 5000 })
+        const sb = sandbox({ isolation, poolSize, queueTimeoutMs: 700, preset: 'balanced', maxIterations: 1e12, timeoutMs: 5000 })
         expect(sb.isolation).toBe(isolation)
         // Start every worker first (a worker's start-up would count against the queue timeout).
         let release!: () => void
