@@ -10,6 +10,7 @@ mod codes;
 mod error;
 mod json;
 mod preset;
+mod text;
 
 #[cfg(unix)]
 pub use addon::addon_path;
@@ -19,3 +20,4 @@ pub use codes::ErrorCode;
 pub use error::InvalidArgument;
 pub use json::well_formed_escapes;
 pub use preset::{Preset, PresetDefaults, ALWAYS_DISABLED_BUILTINS, FALLBACK_MAX_ITERATIONS, RESERVED_PREFIX};
+pub use text::char_prefix;

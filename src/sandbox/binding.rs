@@ -425,11 +425,7 @@ fn cut(text: String, max: usize) -> String {
   if text.len() <= max {
     return text;
   }
-  let mut end = max;
-  while !text.is_char_boundary(end) {
-    end -= 1;
-  }
-  format!("{}… ({} bytes in all)", &text[..end], text.len())
+  format!("{}… ({} bytes in all)", crate::common::char_prefix(&text, max), text.len())
 }
 
 /// Reads `{ message, code?, details? }` as the host side of `host.js` describes an error.

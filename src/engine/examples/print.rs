@@ -165,11 +165,7 @@ pub(super) fn compact_json(value: &Value, depth: usize, out: &mut String, max: u
     }
   }
   if out.len() > max {
-    let mut cut = max;
-    while !out.is_char_boundary(cut) {
-      cut -= 1;
-    }
-    out.truncate(cut);
+    out.truncate(crate::common::char_prefix(out, max).len());
     return false;
   }
   true

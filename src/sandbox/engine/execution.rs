@@ -9,7 +9,7 @@
 //! before the context, and the context before the runtime (`Drop` below), so no handle can outlive
 //! the runtime it belongs to.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -86,7 +86,7 @@ pub(crate) struct State {
   iteration_exceeded: Rc<Cell<bool>>,
   /// Set when the script tried to send more than one message may carry (`message_limit`): what it
   /// was, for the `RESULT_TOO_LARGE` that ends the execution.
-  too_large: Rc<RefCell<Option<String>>>,
+  too_large: Rc<OnceCell<String>>,
   serializing: bool,
   get_tool_cache: HashMap<String, Option<String>>,
   deadline: Instant,
@@ -169,16 +169,13 @@ impl Execution {
     })?;
     let memory_limit = usize::try_from(sandbox.memory_limit_bytes).unwrap_or(usize::MAX);
     let iteration_exceeded = Rc::new(Cell::new(false));
-    let too_large: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
+    let too_large: Rc<OnceCell<String>> = Rc::new(OnceCell::new());
     {
       let shared = shared.clone();
       let exceeded = iteration_exceeded.clone();
       let too_large = too_large.clone();
       spare.runtime.set_interrupt_handler(Some(Box::new(move || {
-        exceeded.get()
-          || too_large.try_borrow().map_or(true, |t| t.is_some())
-          || shared.stop() != Stop::Running
-          || Instant::now() >= deadline
+        exceeded.get() || too_large.get().is_some() || shared.stop() != Stop::Running || Instant::now() >= deadline
       })));
     }
 
@@ -382,7 +379,7 @@ impl Execution {
       ));
     }
     let state = self.state.borrow();
-    if let Some(what) = state.too_large.borrow().as_ref() {
+    if let Some(what) = state.too_large.get() {
       return Some(Outcome::RuntimeError {
         source: ErrorSource::Script,
         code: ErrorCode::ResultTooLarge,
@@ -682,11 +679,8 @@ fn failure_record<'js>(
 /// Ends the execution with `RESULT_TOO_LARGE`: the flag makes the interrupt handler stop the
 /// script at its next check, whatever it catches; the thrown error only leaves the native call.
 fn too_large(ctx: &Ctx<'_>, state: &Rc<RefCell<State>>, what: String) -> rquickjs::Error {
-  let s = state.borrow();
-  let mut flag = s.too_large.borrow_mut();
-  if flag.is_none() {
-    *flag = Some(what);
-  }
+  // The first message too large is the one reported.
+  let _ = state.borrow().too_large.set(what);
   Exception::throw_internal(ctx, "Message too large")
 }
 
@@ -702,11 +696,7 @@ fn shown(name: &str) -> String {
   if name.len() <= MAX {
     return name.to_string();
   }
-  let mut end = MAX;
-  while !name.is_char_boundary(end) {
-    end -= 1;
-  }
-  format!("{}… ({} bytes)", &name[..end], name.len())
+  format!("{}… ({} bytes)", crate::common::char_prefix(name, MAX), name.len())
 }
 
 /// A resolved promise carrying a failure record (checks that fail before the host is asked).

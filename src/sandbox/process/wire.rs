@@ -19,8 +19,8 @@ use crate::validator::{Language, Policy, SelfReference};
 pub const PROTOCOL: u32 = 2;
 /// The crate version both sides were built from.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-/// No frame may be larger than this, whatever the limits (a result is at most `maxResultBytes`).
-#[cfg_attr(not(unix), allow(dead_code))] // the pipe exists only with process isolation
+/// No frame may be larger than this, whatever the limits (defined with the limits it caps).
+#[cfg_attr(not(unix), allow(unused_imports))] // the pipe exists only with process isolation
 pub use crate::sandbox::config::MAX_FRAME;
 
 // Host → worker.
