@@ -12,8 +12,8 @@
 // 4. Prints the tarball sizes (`.package-test/sizes.json`; BENCHMARKS.md records them).
 //
 // Needs `npm run build` first (the release `.node` and worker), or `npm run build:target -- <this
-// machine's triple>`: when artifacts/bindings-<triple>/ exists, that release build is the one packed,
-// and its loader floor (`scripts/platforms/binaries.mjs`: GLIBC_2.17 on Linux gnu) is checked — CI
+// machine's triple>`: when artifacts/bindings-<triple>/ holds a newer build, that release build is
+// the one packed, and its loader floor (`scripts/platforms/binaries.mjs`: GLIBC_2.17 on Linux gnu) is checked — CI
 // packs that one. `--keep` leaves the project.
 import { execFileSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -66,11 +66,13 @@ const platformDir = PLATFORMS[target]
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const platformName = JSON.parse(readFileSync(join(root, 'npm', platformDir, 'package.json'), 'utf8')).name
 
-/** `npm run build:target`'s release build of this target, if there is one. */
+/** `npm run build:target`'s release build of this target, when it is newer than `npm run build`'s. */
 const releaseBuild = join(root, 'artifacts', `bindings-${target}`)
-const fromRelease = existsSync(join(releaseBuild, platformFiles(target)[0]))
+const mtime = (p) => (existsSync(p) ? statSync(p).mtimeMs : -1)
+const addonName = platformFiles(target)[0]
+const fromRelease = mtime(join(releaseBuild, addonName)) > mtime(join(root, addonName))
 
-/** Where the build left each file: the release build if any, else `npm run build`'s (the newest). */
+/** Where the build left each file: all from the release build, or `npm run build`'s (the newest). */
 function built(file) {
   if (fromRelease) return join(releaseBuild, file)
   const candidates = file === WORKER ? [join(root, 'target', target, 'release', file), join(root, file)] : [join(root, file)]
