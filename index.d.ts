@@ -88,6 +88,13 @@ export interface ExecuteHost {
   onEvent?(event: ExecuteEvent): void
   /** Extra async globals; a dotted key (`mcp.callTool`) builds a frozen namespace. */
   functions?: Record<string, (...args: any[]) => unknown>
+  /**
+   * Tools the host's own policy refuses: `{ [glob]: reason }` (`*` any run, `?` one character).
+   * A script calling a matching tool gets `ACCESS_DENIED` "Tool '<name>' is not allowed: <reason>"
+   * (after `allowedTools`, before `getTool`), and `getTool` answers `null` — e.g. the gateway's
+   * `allowedServers`, whose other servers' tools are not indexed but must not look "not found".
+   */
+  deniedTools?: Record<string, string>
 }
 
 /** Per-execution options; limits may only be lowered. */
@@ -291,6 +298,8 @@ export interface CodeCallHost {
   callTool(name: string, input: unknown, meta: { callId: string; executionId: string }): unknown
   onEvent?(event: ExecuteEvent): void
   functions?: Record<string, (...args: any[]) => unknown>
+  /** As `ExecuteHost.deniedTools`; `invoke` honours it too. */
+  deniedTools?: Record<string, string>
 }
 
 export interface CodeCallSearchInput {

@@ -75,6 +75,38 @@ describe.each(Object.entries(sandboxes))('sandbox globals (%s)', (_, sandbox) =>
   })
 })
 
+describe.each(Object.entries(sandboxes))('host members (%s)', (_, sandbox) => {
+  const script = "let r = 'called'; try { await callTool('x:t') } catch (e) { r = e.code } return [r, getTool('x:t')]"
+  it.each([
+    ['omitted', {}],
+    ['undefined', { deniedTools: undefined }],
+    ['null', { deniedTools: null }],
+    ['{}', { deniedTools: {} }],
+  ])('deniedTools %s denies nothing', async (_, extra) => {
+    const r: any = await sandbox.execute(script, { callTool: () => ({ ok: true }), getTool: (n: string) => ({ name: n }), ...(extra as object) })
+    expect(r.result).toEqual(['called', { name: 'x:t' }])
+  })
+
+  it('deniedTools refuses matching tools with the reason, and getTool answers null without asking', async () => {
+    const asked: string[] = []
+    const r: any = await sandbox.execute(script, {
+      callTool: () => ({ ok: true }),
+      getTool: (n: string) => (asked.push(n), { name: n }),
+      deniedTools: { 'x:*': 'server x is off limits' },
+    })
+    expect(r.result).toEqual(['ACCESS_DENIED', null])
+    expect(asked).toEqual([])
+  })
+
+  it.each([
+    [[], /host\.deniedTools must be an object/],
+    ['x:*', /host\.deniedTools must be an object/],
+    [{ 'x:*': 1 }, /host\.deniedTools\['x:\*'\] must be a string/],
+  ])('deniedTools %j is an ERR_INVALID_ARG', (denied, message) => {
+    expect(() => sandbox.execute('1', { deniedTools: denied as any })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(message) }))
+  })
+})
+
 describe('exported APIs: optional arguments omitted, undefined or null', () => {
   it('Sandbox, execute', async () => {
     for (const options of [undefined, null]) {

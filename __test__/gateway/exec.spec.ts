@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ConfigError, globToRegExp, loadConfig, parseConfig } from '../../lib/gateway/index.mjs'
-import { leftovers, newMark, ROOT, runCli, servers, tempDir, writeConfig } from './helpers'
+import { callMeta, connectStdio, leftovers, newMark, ROOT, runCli, servers, tempDir, writeConfig } from './helpers'
 
 const mark = newMark()
 const dir = tempDir()
@@ -236,5 +236,58 @@ describe('codecall search, --help, --version', () => {
     const r = await runCli(['serve-all'])
     expect(r.code).toBe(2)
     expect(r.stderr).toMatch(/unknown command 'serve-all'/)
+  })
+})
+
+// api.md §6: the config's allowedServers. The other servers' tools are not indexed, yet a script
+// that names one gets ACCESS_DENIED naming the policy — every way a script calls a tool, and
+// invoke — in both isolations.
+describe.each(['process', 'thread'])('config allowedServers (%s isolation)', (isolation) => {
+  const cfg = writeConfig(
+    dir,
+    {
+      mcpServers: { fx: servers.fixture(mark), other: servers.fixture(mark, '--name', 'other') },
+      codecall: { allowedServers: ['fx'], directCalls: { enabled: true }, vm: { isolation }, callTimeoutMs: 3000 },
+    },
+    `allowed-${isolation}.json`,
+  )
+  const script = `
+    const a = await callTool('other:echo', { text: 'x' }, { throwOnError: false })
+    const b = await call_tool('other', 'echo', { text: 'x' })
+    let c
+    try { await mcp.callTool('other', 'echo', { text: 'x' }) } catch (e) { c = e.code }
+    const mine = await callTool('fx:echo', { text: 'mine' })
+    return { a: a.error, b: b.error.code, c, described: getTool('other:echo'), unknown: (await callTool('nope:echo', {}, { throwOnError: false })).error.code, mine: mine.echoed }`
+
+  it('refuses a script naming another server with ACCESS_DENIED, not TOOL_NOT_FOUND', async () => {
+    const r = await runCli(['exec', '--config', cfg, '--code', script])
+    expect(r.stderr).toBe('')
+    expect(json(r.stdout)).toEqual({
+      ok: true,
+      value: {
+        a: { code: 'ACCESS_DENIED', message: "Tool 'other:echo' is not allowed: MCP server 'other' is not in allowedServers" },
+        b: 'ACCESS_DENIED',
+        c: 'ACCESS_DENIED',
+        described: null,
+        unknown: 'TOOL_NOT_FOUND',
+        mine: 'mine',
+      },
+    })
+  })
+
+  it('refuses invoke of another server the same way, and search does not find it', async () => {
+    const { client } = await connectStdio(cfg, [], { CODECALL_TEST_MARK: mark })
+    try {
+      const invoked = await callMeta(client, 'codecall_invoke', { tool: 'other:echo', input: { text: 'x' } })
+      expect(invoked).toMatchObject({ status: 'error', error: { code: 'ACCESS_DENIED', message: "Tool 'other:echo' is not allowed: MCP server 'other' is not in allowedServers" } })
+      const found = await callMeta(client, 'codecall_search', { query: 'echo the text back' })
+      const names: string[] = found.tools.map((t: { name: string }) => t.name)
+      expect(names).toContain('fx:echo')
+      expect(names.filter((n) => !n.startsWith('fx:'))).toEqual([])
+      const pids = await callMeta(client, 'codecall_execute', { script: "return (await mcp.listServers()).map((s) => s.name)" })
+      expect(pids).toMatchObject({ status: 'ok', result: ['fx'] })
+    } finally {
+      await client.close()
+    }
   })
 })

@@ -388,7 +388,15 @@ export class Gateway {
         })
       },
     }
+    // api.md §6: a script that names a tool of a configured server outside allowedServers gets
+    // ACCESS_DENIED naming the policy, though that server's tools are not in the index.
+    /** @type {Record<string, string>} */
+    const deniedTools = {}
+    for (const u of this.upstreams.values()) {
+      if (!allowed(u.name)) deniedTools[`${u.name}:*`] = `MCP server '${u.name}' is not in allowedServers`
+    }
     return {
+      deniedTools,
       callTool: (name, input) => {
         const at = typeof name === 'string' ? name.indexOf(':') : -1
         if (at <= 0) return Promise.reject(new GatewayError('TOOL_NOT_FOUND', `Tool '${name}' was not found (names are '<server>:<tool>')`))

@@ -25,7 +25,7 @@ use super::registry::{Mode, ToolDef};
 use crate::common::args::{self, array_arg, object_arg, present};
 use crate::sandbox::ExecuteConfig;
 use crate::sandbox::Host;
-use crate::sandbox::{call_result, event_json, json_of, read_host, Sandbox, SandboxOptions};
+use crate::sandbox::{call_result, event_json, json_of, read_denied_tools, read_host, Sandbox, SandboxOptions};
 use crate::search::IndexOptions;
 
 const ENGINE_JS: &str = include_str!("engine.js");
@@ -409,6 +409,7 @@ impl CodeCall {
     }
     let input = self.json_value(env, input, "input")?;
     let input = InvokeInput::read(input).map_err(|e| args::invalid_arg(env, e))?;
+    let denied = read_denied_tools(env, &host)?;
     let filter = self.callback(env, "filter")?;
     let allow_fn: Option<Fn1<FnArgs<(Unknown, String)>, bool>> = self.helper(env)?.get("allow")?;
     let mut filter_error = None;
@@ -416,7 +417,7 @@ impl CodeCall {
     let number = self.next_invoke.get() + 1;
     let id = format!("invoke-{}-{number}", self.instance);
     // A shared borrow: the filter may read this CodeCall (listTools, describe), not change it.
-    let begun = self.engine()?.begin_invoke(input, &id, |def| match (filter, &allow_fn) {
+    let begun = self.engine()?.begin_invoke(input, &id, &denied, |def| match (filter, &allow_fn) {
       (Some(filter), Some(allow)) => match allow.call(FnArgs::from((filter, def.summary().to_string()))) {
         Ok(allowed) => allowed,
         Err(e) => {

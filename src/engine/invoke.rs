@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 use super::codecall::{Engine, Refusal};
 use super::registry::ToolDef;
 use super::unwrap::unwrap_json;
-use crate::common::{ErrorCode, InvalidArgument};
+use crate::common::{ErrorCode, Glob, InvalidArgument};
 use crate::sandbox::{CallResult, CallTarget, Event, Host, HostCall, Reply};
 
 /// `codecall:invoke`'s input, read.
@@ -132,9 +132,21 @@ impl Engine {
     &self,
     input: InvokeInput,
     id: &str,
+    denied: &[(Glob, String)],
     filter_allows: impl FnOnce(&ToolDef) -> bool,
   ) -> Result<Invocation, Value> {
-    if let Err(Refusal { code, message }) = self.check_invoke(&input.tool, filter_allows) {
+    let mut checked = self.check_invoke(&input.tool, filter_allows);
+    // The host's own policy (`deniedTools`, e.g. the gateway's allowedServers) names itself
+    // where the index alone would say "not found".
+    if let Some((_, reason)) = denied.iter().find(|(glob, _)| glob.matches(&input.tool)) {
+      if matches!(&checked, Ok(()) | Err(Refusal { code: ErrorCode::ToolNotFound, .. })) {
+        checked = Err(Refusal {
+          code: ErrorCode::AccessDenied,
+          message: format!("Tool '{}' is not allowed: {reason}", input.tool),
+        });
+      }
+    }
+    if let Err(Refusal { code, message }) = checked {
       return Err(error_result(code.as_str(), &message, &input.tool, input.input, None));
     }
     let call = HostCall {
@@ -158,7 +170,7 @@ impl Engine {
     done: impl FnOnce(Value) + Send + 'static,
   ) -> Result<(), InvalidArgument> {
     let input = InvokeInput::read(input)?;
-    match self.begin_invoke(input, id, filter_allows) {
+    match self.begin_invoke(input, id, &[], filter_allows) {
       Err(refused) => done(refused),
       Ok(invocation) => {
         host.event(invocation.start_event());

@@ -597,6 +597,32 @@ mod invoke {
   }
 
   #[test]
+  fn the_hosts_denied_tools_name_their_policy() {
+    use crate::common::Glob;
+    use crate::engine::invoke::InvokeInput;
+    let e = direct();
+    let denied =
+      [(Glob::new("x:*"), "MCP server 'x' is not in allowedServers".to_string()), (Glob::new("t:ok"), "no".into())];
+    let code = |tool: &str| {
+      let input = InvokeInput::read(json!({ "tool": tool, "input": {} })).unwrap();
+      match e.begin_invoke(input, "invoke-1", &denied, |_| true) {
+        Ok(_) => ("ok".to_string(), String::new()),
+        Err(v) => {
+          (v["error"]["code"].as_str().unwrap().to_string(), v["error"]["message"].as_str().unwrap().to_string())
+        }
+      }
+    };
+    assert_eq!(
+      code("x:gone"),
+      ("ACCESS_DENIED".into(), "Tool 'x:gone' is not allowed: MCP server 'x' is not in allowedServers".into())
+    );
+    assert_eq!(code("t:ok"), ("ACCESS_DENIED".into(), "Tool 't:ok' is not allowed: no".into()));
+    assert_eq!(code("t:throws").0, "ok");
+    assert_eq!(code("y:gone").0, "TOOL_NOT_FOUND");
+    assert_eq!(code("codecall:execute").0, "SELF_REFERENCE_BLOCKED");
+  }
+
+  #[test]
   fn one_call_through_the_host_with_events_around_it() {
     let (result, host) = invoke(&direct(), json!({ "tool": "t:ok", "input": { "n": 1 } }), true);
     assert_eq!(result.unwrap(), json!({ "status": "ok", "result": { "echo": { "n": 1 } } }));

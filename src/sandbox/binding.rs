@@ -30,7 +30,7 @@ use super::outcome::{Completed, Outcome};
 use super::runner::Runner;
 use super::shared::{lock, Shared};
 use super::warnings::Warnings;
-use crate::common::{args, ErrorCode, Preset};
+use crate::common::{args, ErrorCode, Glob, Preset};
 use crate::validator::{Language, PolicyOverrides};
 
 const HOST_JS: &str = include_str!("host.js");
@@ -756,9 +756,31 @@ pub(crate) fn read_host<'env>(
         exec.functions.push(key);
       }
     }
+    exec.denied_tools = read_denied_tools(env, host)?;
   }
 
   Ok(host_object)
+}
+
+/// The host's `deniedTools` (`{ [glob]: reason }`): tools the host's policy refuses, so that a
+/// script naming one gets `ACCESS_DENIED` with the reason instead of `TOOL_NOT_FOUND`.
+pub(crate) fn read_denied_tools(env: &Env, host: &Object) -> napi::Result<Vec<(Glob, String)>> {
+  let denied: Option<Unknown> = host.get("deniedTools")?;
+  let Some(denied) = denied.filter(|v| !args::is_nullish(v)) else { return Ok(Vec::new()) };
+  if denied.get_type()? != ValueType::Object || denied.is_array()? {
+    return Err(args::invalid_arg(env, "host.deniedTools must be an object of glob → reason strings"));
+  }
+  let denied = Object::from_raw(env.raw(), denied.raw());
+  let mut out = Vec::new();
+  for key in Object::keys(&denied)? {
+    let what = format!("host.deniedTools['{key}']");
+    let reason = match denied.get::<Unknown>(&key)? {
+      Some(reason) => args::string_arg(env, &reason, &what)?,
+      None => return Err(args::invalid_arg(env, format!("{what} must be a string"))),
+    };
+    out.push((Glob::new(&key), reason));
+  }
+  Ok(out)
 }
 
 /// Checks `ExecuteOptions` into `exec`; returns the `AbortSignal`, if any.

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::common::{Preset, FALLBACK_MAX_ITERATIONS};
+use crate::common::{Glob, Preset, FALLBACK_MAX_ITERATIONS};
 use crate::validator::{Language, Policy};
 
 /// Where scripts run.
@@ -103,6 +103,9 @@ pub struct ExecuteConfig {
   /// `input` as JSON (`None`: the global is `undefined`).
   pub input_json: Option<String>,
   pub allowed_tools: Option<Vec<String>>,
+  /// The host's `deniedTools`: tools matching a glob are refused with `ACCESS_DENIED` and this
+  /// reason (a policy such as the gateway's `allowedServers`), and `getTool` answers `null`.
+  pub denied_tools: Vec<(Glob, String)>,
   pub timeout: Duration,
   pub max_tool_calls: u64,
   /// Names of the host's extra async globals (`functions`), dotted names included.
@@ -115,12 +118,18 @@ pub struct ExecuteConfig {
 }
 
 impl ExecuteConfig {
+  /// The reason `name` is denied by the host's `deniedTools`, if it is.
+  pub fn denial(&self, name: &str) -> Option<&str> {
+    self.denied_tools.iter().find(|(glob, _)| glob.matches(name)).map(|(_, reason)| reason.as_str())
+  }
+
   pub fn new(sandbox: &SandboxConfig) -> Self {
     Self {
       language: Language::JavaScript,
       context_json: "{}".into(),
       input_json: None,
       allowed_tools: None,
+      denied_tools: Vec::new(),
       timeout: Duration::from_millis(sandbox.timeout_ms),
       max_tool_calls: sandbox.max_tool_calls,
       functions: Vec::new(),

@@ -179,6 +179,23 @@ fn call_checks_run_in_order() {
     Some(vec!["known".into()]),
   );
   assert_eq!(ok_json(&unknown.completed), r#"["TOOL_NOT_FOUND","known",null]"#);
+  // The host's deniedTools name their policy where the registry would only say "not found", and
+  // come after allowedTools; a denied tool is not described either.
+  let policy = run_with(
+    "const r = await callTool('other:x', {}, { throwOnError: false }); const a = await callTool('known', {}, { throwOnError: false }); return [r.error.code, r.error.message, getTool('other:known'), a.error.code]",
+    SandboxConfig::default(),
+    |e| {
+      e.host_get_tool = true;
+      e.allowed_tools = Some(vec!["other:x".into(), "other:known".into()]);
+      e.denied_tools = vec![(crate::common::Glob::new("other:*"), "MCP server 'other' is not in allowedServers".into())];
+    },
+    echo(),
+    Some(vec!["known".into(), "other:known".into()]),
+  );
+  assert_eq!(
+    ok_json(&policy.completed),
+    r#"["ACCESS_DENIED","Tool 'other:x' is not allowed: MCP server 'other' is not in allowedServers",null,"ACCESS_DENIED"]"#
+  );
   let limited = SandboxConfig { max_tool_calls: 2, ..SandboxConfig::default() };
   let over = run_with(
     "await callTool('a'); await callTool('a'); const r = await callTool('a', {}, { throwOnError: false }); return r.error.code",

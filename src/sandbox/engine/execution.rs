@@ -747,6 +747,9 @@ fn host_call<'js>(
         );
       }
     }
+    if let Some(reason) = exec.denial(&name) {
+      return refuse(&ctx, ErrorCode::AccessDenied, format!("Tool '{}' is not allowed: {}", shown(&name), reason));
+    }
     if exec.host_get_tool && lookup_tool(state, &name).is_none() {
       return refuse(&ctx, ErrorCode::ToolNotFound, format!("Tool '{}' was not found", shown(&name)));
     }
@@ -860,7 +863,7 @@ pub(crate) fn native_primitives<'js>(ctx: &Ctx<'js>, slot: &StateSlot) -> rquick
             if s.serializing || !s.exec.host_get_tool {
               return Ok(None);
             }
-            s.exec.allowed_tools.as_ref().is_none_or(|a| a.iter().any(|t| t == &name))
+            s.exec.allowed_tools.as_ref().is_none_or(|a| a.iter().any(|t| t == &name)) && s.exec.denial(&name).is_none()
           };
           Ok(if allowed { lookup_tool(state, &name) } else { None })
         })

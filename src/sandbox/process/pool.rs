@@ -770,6 +770,9 @@ fn check_call(
           return Err(Violation(format!("a call of '{}', which is not in allowedTools", call.name)));
         }
       }
+      if run.exec.denial(&call.name).is_some() {
+        return Err(Violation(format!("a call of '{}', which the host's deniedTools refuse", call.name)));
+      }
       // Where the host answers getTool at once (the engine's registry), unknown tools are refused
       // (an answer, not a violation: the tool may have been removed since the worker looked).
       if run.exec.host_get_tool && matches!(run.shared.host.get_tool_now(&call.name), Some(None)) {

@@ -9,14 +9,14 @@
 use std::io::Read;
 use std::time::Duration;
 
-use crate::common::Preset;
+use crate::common::{Glob, Preset};
 use crate::sandbox::bridge::{CallResult, CallTarget, Event, HostCall, HostFailure};
 use crate::sandbox::config::{ExecuteConfig, Isolation, SandboxConfig};
 use crate::sandbox::error::Violation;
 use crate::validator::{Language, Policy, SelfReference};
 
 /// Bumped whenever a frame changes; a worker of another protocol is refused.
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 /// The crate version both sides were built from.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// No frame may be larger than this, whatever the limits (defined with the limits it caps).
@@ -289,6 +289,9 @@ fn execute_config(e: &mut Enc, x: &ExecuteConfig) {
     Some(list) => e.u8(1).strs(list),
     None => e.u8(0),
   };
+  let (globs, reasons): (Vec<String>, Vec<String>) =
+    x.denied_tools.iter().map(|(g, r)| (g.as_str().to_string(), r.clone())).unzip();
+  e.strs(&globs).strs(&reasons);
   e.u64(u64::try_from(x.timeout.as_micros()).unwrap_or(u64::MAX)).u64(x.max_tool_calls);
   e.strs(&x.functions).bool(x.host_get_tool).bool(x.events);
 }
@@ -500,6 +503,14 @@ fn read_execute_config(d: &mut Dec) -> Result<ExecuteConfig, WireError> {
     context_json: d.str()?,
     input_json: d.opt_str()?,
     allowed_tools: if d.bool()? { Some(d.strs()?) } else { None },
+    denied_tools: {
+      let globs = d.strs()?;
+      let reasons = d.strs()?;
+      if globs.len() != reasons.len() {
+        return Err(WireError::Malformed("deniedTools globs and reasons differ in number"));
+      }
+      globs.iter().map(|g| Glob::new(g)).zip(reasons).collect()
+    },
     timeout: Duration::from_micros(d.u64()?),
     max_tool_calls: d.u64()?,
     functions: d.strs()?,
@@ -662,6 +673,7 @@ mod tests {
     let mut exec = ExecuteConfig::new(&config);
     exec.allowed_tools = Some(vec!["a".into()]);
     exec.functions = vec!["mcp.callTool".into()];
+    exec.denied_tools = vec![(Glob::new("other:*"), "MCP server 'other' is not in allowedServers".into())];
     exec.input_json = Some("[1]".into());
     exec.timeout = Duration::from_millis(1234);
     let frame = ToWorker::Start { key: 9, id: "exec-1".into(), script: "return 1".into(), exec }.encode();
@@ -671,6 +683,8 @@ mod tests {
     assert_eq!(exec.timeout, Duration::from_millis(1234));
     assert_eq!(exec.allowed_tools, Some(vec!["a".to_string()]));
     assert_eq!(exec.functions, vec!["mcp.callTool".to_string()]);
+    assert_eq!(exec.denial("other:x"), Some("MCP server 'other' is not in allowedServers"));
+    assert_eq!(exec.denial("mine:x"), None);
   }
 
   #[test]
