@@ -152,8 +152,8 @@ describe.runIf(linux)('worker processes (Linux)', () => {
     expect(r.afterDispose).toBe(0)
   })
 
-  it('a builtin that ignores the interrupt comes back as TIMEOUT on time, and its worker is killed', () => {
-    const r = scenario('stuck')
+  it.runIf(hooks)('a builtin that ignores the interrupt comes back as TIMEOUT on time, and its worker is killed', () => {
+    const r = scenario('stuck', withHooks)
     expect(r.code).toBe('TIMEOUT')
     expect(r.message).toBe('Script execution timed out after 300ms')
     expect(r.elapsed).toBeLessThan(300 + 250)
@@ -165,8 +165,8 @@ describe.runIf(linux)('worker processes (Linux)', () => {
     expect(r.indexOfElapsed).toBeLessThan(300 + 250)
   })
 
-  it("one stuck script does not end its neighbour's run on the same worker", () => {
-    const r = scenario('neighbour')
+  it.runIf(hooks)("one stuck script does not end its neighbour's run on the same worker", () => {
+    const r = scenario('neighbour', withHooks)
     expect(r.stuck).toBe('TIMEOUT')
     expect(r.stuckAt).toBeLessThan(20 + 200 + 250)
     expect(r.aliveAfterStuck).toBe(true) // draining: kept for the neighbour

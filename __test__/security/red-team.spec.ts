@@ -71,6 +71,39 @@ for (const isolation of ['thread', 'process'] as const) {
       }
     })
 
+    describe('long builtins: a script stuck in C stops at its own deadline', () => {
+      // Each would keep its thread or worker busy far past the neighbours' own 5 s deadline if
+      // QuickJS did not poll the interrupt inside it (the patches in vendor/rquickjs-sys): before,
+      // process isolation killed the worker 2 s after the deadline (neighbours: WORKER_CRASHED)
+      // and thread isolation left the neighbours to time out.
+      // Built from hex digits (linear), so that the time goes into the operation under test.
+      const hex = (digits: number) => `BigInt('0x' + 'f'.repeat(${digits}))`
+      const attacks: [string, string][] = [
+        ['a sparse join', "return new Array(1e9).join('')"],
+        ['copyWithin over an array-like of length 2^53-1', 'return [].copyWithin.call({ length: 2 ** 53 - 1 }, 0, 1)'],
+        ['lastIndexOf over an array-like', 'return [].lastIndexOf.call({ length: 2 ** 53 - 1 }, 1)'],
+        ['reverse of an array-like', 'return [].reverse.call({ length: 2 ** 53 - 1 })'],
+        ['BigInt toString, repeated', `const x = ${hex(150000)}; return [1, 2, 3, 4, 5, 6, 7, 8].map(() => x.toString().length)`],
+        ['BigInt power, repeated', 'return Array.from({ length: 100 }, () => 3n ** 600000n > 0n).length'],
+        ['BigInt multiplication, repeated', `const x = ${hex(75000)}; return Array.from({ length: 1000 }, () => x * x > 0n).length`],
+        ['BigInt division, repeated', `const x = ${hex(150000)}, y = ${hex(37500)}; return Array.from({ length: 1000 }, () => x / y > 0n).length`],
+        ['BigInt from a long decimal string, repeated', "const s = '9'.repeat(300000); return Array.from({ length: 1000 }, () => BigInt(s) > 0n).length"],
+        ['String indexOf, n·m', "return 'a'.repeat(1e6).indexOf('a'.repeat(5e5) + 'b')"],
+        ['String lastIndexOf, n·m', "return 'a'.repeat(1e6).lastIndexOf('a'.repeat(5e5) + 'b')"],
+        ['String includes, n·m', "return 'a'.repeat(1e6).includes('a'.repeat(5e5) + 'b')"],
+        ['String split, n·m', "return 'a'.repeat(1e6).split('a'.repeat(5e5) + 'b').length"],
+        ['String replaceAll, n·m', "return 'a'.repeat(1e6).replaceAll('a'.repeat(5e5) + 'b', '').length"],
+      ]
+      for (const [what, script] of attacks) {
+        it(what, async () => {
+          const r = await withNeighbours(sb, () => sb.execute(script, {}, { timeoutMs: 400 }))
+          expect(r).toMatchObject({ status: 'timeout', error: { code: 'TIMEOUT', message: 'Script execution timed out after 400ms' } })
+          // And the sandbox goes on answering.
+          expect(await sb.execute('return 1', {}, { timeoutMs: 1000 })).toMatchObject({ status: 'ok', result: 1 })
+        })
+      }
+    })
+
     describe("host answers: one the execution cannot take fails that call alone", () => {
       it('an answer larger than the execution\'s heap', async () => {
         const host: ExecuteHost = { callTool: () => 'x'.repeat(70e6) }

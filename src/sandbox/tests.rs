@@ -479,3 +479,43 @@ fn events_are_built_only_when_someone_listens() {
   assert_eq!(ok_json(&unheard.completed), "1");
   assert!(unheard.events.is_empty(), "{:?}", unheard.events);
 }
+
+/// The vendored QuickJS polls the interrupt inside builtins that loop long in C
+/// (`vendor/rquickjs-sys/CODECALL-PATCHES.md`): each of these runs for tens of seconds to hours
+/// without the polls, and stops within milliseconds of the deadline with them.
+#[test]
+fn long_builtins_poll_the_interrupt() {
+  use rquickjs::{Context, Runtime};
+  use std::time::Instant;
+  let hex = |digits: u32| format!("BigInt('0x' + 'f'.repeat({digits}))");
+  let cases = [
+    "new Array(1e9).join('')".to_string(),
+    "[].copyWithin.call({ length: 2 ** 53 - 1 }, 0, 1)".into(),
+    "[].lastIndexOf.call({ length: 2 ** 53 - 1 }, 1)".into(),
+    "[].reverse.call({ length: 2 ** 53 - 1 })".into(),
+    format!("const x = {}; for (;;) x.toString()", hex(150_000)),
+    format!("const x = {}; for (;;) x * x", hex(75_000)),
+    format!("const x = {}, y = {}; for (;;) x / y", hex(150_000), hex(37_500)),
+    "const s = '9'.repeat(300000); for (;;) BigInt(s)".into(),
+    "for (;;) 3n ** 600000n".into(),
+    "'a'.repeat(1e6).indexOf('a'.repeat(5e5) + 'b')".into(),
+    "'a'.repeat(1e6).lastIndexOf('a'.repeat(5e5) + 'b')".into(),
+    "'a'.repeat(1e6).includes('a'.repeat(5e5) + 'b')".into(),
+    "'a'.repeat(1e6).split('a'.repeat(5e5) + 'b')".into(),
+    "'a'.repeat(1e6).replaceAll('a'.repeat(5e5) + 'b', '')".into(),
+  ];
+  for script in cases {
+    let rt = Runtime::new().expect("runtime");
+    let context = Context::full(&rt).expect("context");
+    let mut deadline = None;
+    // The deadline starts once the script's own setup (building the strings) is under way.
+    rt.set_interrupt_handler(Some(Box::new(move || Instant::now() >= *deadline.get_or_insert_with(|| Instant::now() + Duration::from_millis(300)))));
+    let started = Instant::now();
+    let failed = context.with(|ctx| ctx.eval::<(), _>(script.as_str()).is_err());
+    let took = started.elapsed();
+    assert!(failed, "{script}: not interrupted");
+    // Generous (a loaded machine, an unoptimized build): without the polls these take from
+    // 20 s to hours.
+    assert!(took < Duration::from_secs(8), "{script}: stopped only after {took:?}");
+  }
+}

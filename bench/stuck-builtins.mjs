@@ -1,0 +1,94 @@
+// How long a timed-out script keeps a core busy after its deadline when it is inside one long
+// builtin written in C (spec §2.6, issue 25), and how long a neighbour submitted at that moment to
+// the same one-slot sandbox waits. CPU is this process's own (thread isolation: the stuck thread
+// is in it) plus its children's, live and reaped (process isolation: the worker), read from
+// /proc over a fixed window after the deadline, so a worker killed meanwhile still counts.
+//
+//   npm run build && node bench/stuck-builtins.mjs
+//   CODECALL_ADDON=artifacts/bindings-x86_64-unknown-linux-gnu/codecall.linux-x64-gnu.node \
+//   CODECALL_WORKER_PATH=artifacts/bindings-x86_64-unknown-linux-gnu/codecall-worker \
+//     node bench/stuck-builtins.mjs        # another build, e.g. one from before the fix
+//
+// Linux only (/proc). Numbers in BENCHMARKS.md "Long builtins after the deadline".
+import { execFileSync } from 'node:child_process'
+import { readFileSync, readdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { createRequire } from 'node:module'
+import { resolve } from 'node:path'
+
+const require = createRequire(import.meta.url)
+const { Sandbox } = process.env.CODECALL_ADDON ? require(resolve(process.env.CODECALL_ADDON)) : require('..')
+const TIMEOUT_MS = 300
+const WINDOW_MS = Number(process.env.WINDOW_MS ?? 6000)
+const TICK = 1 / 100 // seconds per clock tick (USER_HZ is 100 on Linux)
+
+/** CPU seconds of this process and all its children, live and reaped. */
+function cpuSeconds() {
+  const fields = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  const self = fields('self')
+  // utime stime cutime cstime are fields 14–17 (1-based), 12–15 after the split at ') '.
+  let ticks = +self[11] + +self[12] + +self[13] + +self[14]
+  for (const task of readdirSync('/proc/self/task')) {
+    let children = ''
+    try {
+      children = readFileSync(`/proc/self/task/${task}/children`, 'utf8')
+    } catch {}
+    for (const pid of children.split(' ').filter(Boolean)) {
+      try {
+        const f = fields(pid)
+        ticks += +f[11] + +f[12]
+      } catch {}
+    }
+  }
+  return ticks * TICK
+}
+
+// [name, script, timeoutMs]: sorts need their input built first (in bytecode, which polls), so
+// their deadline falls after that, inside the sort.
+const CASES = [
+  ['sparse join', "return new Array(1e9).join('')", TIMEOUT_MS],
+  ['array-like copyWithin', 'return [].copyWithin.call({ length: 2 ** 53 - 1 }, 0, 1)', TIMEOUT_MS],
+  ['BigInt toString, repeated', 'const x = 3n ** 600000n; return [1, 2, 3, 4, 5, 6, 7, 8].map(() => x.toString().length)', TIMEOUT_MS],
+  ['string indexOf (n·m)', "return 'a'.repeat(1e6).indexOf('a'.repeat(5e5) + 'b')", TIMEOUT_MS],
+  ['array sort (default order)', 'const a = Array.from({ length: 2e6 }, (_, i) => (i * 7919) % 1e6); return a.sort().length', 450],
+  ['typed array sort', 'const a = new Float64Array(1e7); a.set(Array.from({ length: 1e7 }, (_, i) => (i * 7919) % 1e6)); return a.sort().length', 1400],
+]
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+/** One case in this process: a stuck builtin of an old build would go on burning CPU through the
+ * next case's window, so the parent runs each case in a fresh process. */
+async function one(isolation, index) {
+  const [name, script, timeoutMs] = CASES[index]
+  const sb = new Sandbox({ isolation, poolSize: 1, timeoutMs, memoryLimitBytes: 512 << 20, queueTimeoutMs: 30_000 })
+  await sb.execute('return 1') // the slot's thread or worker is up
+  const r = await sb.execute(script)
+  const deadline = performance.now()
+  const cpu0 = cpuSeconds()
+  const neighbour = sb.execute('return 2').then((n) => ({ status: n.status, code: n.error?.code, ms: performance.now() - deadline }))
+  await sleep(WINDOW_MS)
+  const cpu = cpuSeconds() - cpu0
+  const n = await neighbour
+  await sb.dispose()
+  return {
+    isolation,
+    case: name,
+    status: r.status === 'ok' ? 'ok (finished in time)' : r.error.code,
+    cpuAfterDeadlineMs: Math.round(cpu * 1000),
+    neighbour: n.status === 'ok' ? `ok after ${n.ms.toFixed(0)} ms` : `${n.code} after ${n.ms.toFixed(0)} ms`,
+  }
+}
+
+if (process.argv[2] === '--one') {
+  process.stdout.write(JSON.stringify(await one(process.argv[3], Number(process.argv[4]))))
+  process.exit(0)
+}
+const rows = []
+for (const isolation of ['thread', 'process']) {
+  for (let i = 0; i < CASES.length; i++) {
+    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--one', isolation, String(i)], { encoding: 'utf8', timeout: WINDOW_MS + 60_000 })
+    rows.push(JSON.parse(out))
+  }
+}
+console.table(rows)
+console.log(JSON.stringify({ timeoutMs: TIMEOUT_MS, windowMs: WINDOW_MS, rows }))
