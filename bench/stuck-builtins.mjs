@@ -1,6 +1,7 @@
 // How long a timed-out script keeps a core busy after its deadline when it is inside one long
-// builtin written in C (spec §2.6, issue 25), and how long a neighbour submitted at that moment to
-// the same one-slot sandbox waits. CPU is this process's own (thread isolation: the stuck thread
+// builtin written in C (spec §2.6, issue 25); how a neighbour parked on a host tool on the same
+// thread or worker (its own timeout 5 s) ends; and how long a neighbour submitted at the deadline
+// to the same one-slot sandbox waits. CPU is this process's own (thread isolation: the stuck thread
 // is in it) plus its children's, live and reaped (process isolation: the worker), read from
 // /proc over a fixed window after the deadline, so a worker killed meanwhile still counts.
 //
@@ -8,6 +9,7 @@
 //   CODECALL_ADDON=artifacts/bindings-x86_64-unknown-linux-gnu/codecall.linux-x64-gnu.node \
 //   CODECALL_WORKER_PATH=artifacts/bindings-x86_64-unknown-linux-gnu/codecall-worker \
 //     node bench/stuck-builtins.mjs        # another build, e.g. one from before the fix
+//   node bench/stuck-builtins.mjs --cost   # what the polls cost the same builtins when they finish
 //
 // Linux only (/proc). Numbers in BENCHMARKS.md "Long builtins after the deadline".
 import { execFileSync } from 'node:child_process'
@@ -60,25 +62,60 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
  * next case's window, so the parent runs each case in a fresh process. */
 async function one(isolation, index) {
   const [name, script, timeoutMs] = CASES[index]
-  const sb = new Sandbox({ isolation, poolSize: 1, timeoutMs, memoryLimitBytes: 512 << 20, queueTimeoutMs: 30_000 })
+  const sb = new Sandbox({ isolation, poolSize: 1, timeoutMs: 10_000, memoryLimitBytes: 512 << 20, queueTimeoutMs: 30_000 })
   await sb.execute('return 1') // the slot's thread or worker is up
-  const r = await sb.execute(script)
+  // A neighbour parked on a host tool on the same thread or worker while the script runs.
+  const parkedHost = { callTool: () => new Promise((r) => setTimeout(() => r(1), 150)) }
+  const started = performance.now()
+  const parked = sb.execute("return await callTool('slow')", parkedHost, { timeoutMs: 5000 }).then((p) => ({ status: p.status, code: p.error?.code, ms: performance.now() - started }))
+  const r = await sb.execute(script, {}, { timeoutMs })
   const deadline = performance.now()
   const cpu0 = cpuSeconds()
   const neighbour = sb.execute('return 2').then((n) => ({ status: n.status, code: n.error?.code, ms: performance.now() - deadline }))
   await sleep(WINDOW_MS)
   const cpu = cpuSeconds() - cpu0
   const n = await neighbour
+  const p = await parked
   await sb.dispose()
   return {
     isolation,
     case: name,
     status: r.status === 'ok' ? 'ok (finished in time)' : r.error.code,
     cpuAfterDeadlineMs: Math.round(cpu * 1000),
-    neighbour: n.status === 'ok' ? `ok after ${n.ms.toFixed(0)} ms` : `${n.code} after ${n.ms.toFixed(0)} ms`,
+    parkedNeighbour: p.status === 'ok' ? `ok at ${p.ms.toFixed(0)} ms` : `${p.code} at ${p.ms.toFixed(0)} ms`,
+    nextNeighbour: n.status === 'ok' ? `ok after ${n.ms.toFixed(0)} ms` : `${n.code} after ${n.ms.toFixed(0)} ms`,
   }
 }
 
+/** The same builtins on ordinary inputs, run to completion: what the polls cost (thread
+ * isolation, so the numbers are the engine's; median of 9 runs, ms, timed inside the script). */
+async function cost() {
+  const sb = new Sandbox({ isolation: 'thread', poolSize: 1, timeoutMs: 60_000, memoryLimitBytes: 512 << 20 })
+  const work = [
+    ['indexOf, 1 MB text, 1 000 short needles', "const t = 'lorem ipsum dolor sit amet, '.repeat(4e4); const w = Array.from({ length: 1000 }, (_, i) => 'x' + i); const s = Date.now(); w.forEach((n) => t.indexOf(n)); return Date.now() - s"],
+    ['split a 1 MB CSV line', "const t = 'abc,def,'.repeat(1.3e5); const s = Date.now(); t.split(',').length; return Date.now() - s"],
+    ['sort 200 000 numbers (default order)', 'const a = Array.from({ length: 2e5 }, (_, i) => (i * 7919) % 1e5); const s = Date.now(); a.sort(); return Date.now() - s'],
+    ['sort 2 000 000 Float64', 'const a = new Float64Array(2e6); a.set(Array.from({ length: 2e6 }, (_, i) => (i * 7919) % 1e6)); const s = Date.now(); a.sort(); return Date.now() - s'],
+    ['BigInt 3n ** 200000n, printed', 'const s = Date.now(); (3n ** 200000n).toString().length; return Date.now() - s'],
+    ['join a sparse array of 10 000 000', "const s = Date.now(); new Array(1e7).join(''); return Date.now() - s"],
+  ]
+  const rows = []
+  for (const [name, script] of work) {
+    const ms = []
+    for (let i = 0; i < 9; i++) ms.push((await sb.execute(script)).result)
+    ms.sort((a, b) => a - b)
+    rows.push({ workload: name, medianMs: ms[4], min: ms[0], max: ms[8] })
+  }
+  await sb.dispose()
+  return rows
+}
+
+if (process.argv[2] === '--cost') {
+  const rows = await cost()
+  console.table(rows)
+  console.log(JSON.stringify(rows))
+  process.exit(0)
+}
 if (process.argv[2] === '--one') {
   process.stdout.write(JSON.stringify(await one(process.argv[3], Number(process.argv[4]))))
   process.exit(0)

@@ -164,6 +164,15 @@ export type ExecuteEvent =
     }
   | { type: 'log'; executionId: string; level: string; message: string; metadata?: unknown }
   | { type: 'notify'; executionId: string; event: string; payload: unknown }
+  /** §9: after a person was asked (or could not be), before that call's `tool_call_start`. */
+  | {
+      type: 'approval'
+      executionId: string
+      callId: string
+      toolName: string
+      decision: 'approve' | 'approve_always' | 'decline' | 'timeout' | 'unavailable'
+      waitedMs: number
+    }
 
 /**
  * A tool to index (`api.md` §4). `name` is its identity: upserting the same name replaces the entry.
@@ -201,6 +210,8 @@ export interface CodeCallToolMetadata {
    * @default true in 'codecall_only'; false in 'codecall_opt_in' and 'metadata_driven' (must be explicit)
    */
   enabledInCodeCall?: boolean
+  /** §9: as `ToolDefinition.approval`. */
+  approval?: 'ask' | 'allow' | 'deny'
 }
 
 /** An MCP tool as `tools/list` shows it. */
@@ -239,8 +250,37 @@ export interface ToolDefinition {
   codecall?: CodeCallToolMetadata
   /** Never listed, indexed, described or callable (seed 002). @default false */
   internal?: boolean
+  /** §9: overrides the approval policy's `require` for this tool (also `codecall.approval`, `_meta.codecall.approval`). */
+  approval?: 'ask' | 'allow' | 'deny'
   [key: string]: unknown
 }
+
+/** `CodeCallOptions.approval` (§9): which tool calls a person must approve, and how long to wait. */
+export interface ApprovalOptions {
+  /** Which calls need approval when nothing more specific says. @default 'none' */
+  require?: 'none' | 'destructive' | 'writes' | 'all'
+  /** Globs on tool names; deny > ask > allow > require (a tool's own `approval` counts alike). */
+  ask?: string[]
+  allow?: string[]
+  deny?: string[]
+  /** How long to wait for the person; the script's own timeout stands still meanwhile. @default 120000 */
+  timeoutMs?: number
+  /** When the host (or its client) cannot ask. @default 'deny' */
+  whenUnavailable?: 'deny' | 'allow'
+}
+
+/** What `CodeCallHost.approve` is asked. `input` is the call's input as the tool would get it. */
+export interface ApprovalRequest {
+  executionId?: string
+  callId?: string
+  toolName: string
+  input: unknown
+  annotations?: McpTool['annotations']
+  reason: 'destructive' | 'writes' | 'all' | 'ask'
+}
+
+/** `approve_always`: this tool, for the rest of this execution. Anything else counts as `decline`. */
+export type ApprovalDecision = 'approve' | 'approve_always' | 'decline'
 
 /** What `includeTools` and `directCalls.filter` are shown of a tool. */
 export interface CodeCallToolSummary {
@@ -291,6 +331,8 @@ export interface CodeCallOptions {
   metaToolSeparator?: ':' | '_' | '-' | '.'
   /** Called after `setTools`/`upsertTools`/`removeTools` changed `listTools()` or the index. */
   onToolsChanged?: () => void
+  /** §9: calls that need a person's yes, asked through `CodeCallHost.approve`. @default { require: 'none' } */
+  approval?: ApprovalOptions
 }
 
 /** The host's tool pipeline behind every call (`callTool` may return a value, a Promise, or an MCP `CallToolResult`). */
@@ -300,6 +342,11 @@ export interface CodeCallHost {
   functions?: Record<string, (...args: any[]) => unknown>
   /** As `ExecuteHost.deniedTools`; `invoke` honours it too. */
   deniedTools?: Record<string, string>
+  /**
+   * §9: asks a person about one call; absent → `approval.whenUnavailable`. A throw or any other
+   * answer counts as `decline`. Asked one at a time per execution, in call order.
+   */
+  approve?(request: ApprovalRequest): ApprovalDecision | Promise<ApprovalDecision>
 }
 
 export interface CodeCallSearchInput {

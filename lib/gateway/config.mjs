@@ -158,6 +158,28 @@ function checkServer(name, raw, baseDir, path) {
   return server
 }
 
+/** `codecall.approval` (api.md §9), checked here so that a mistake names its key path. */
+function checkApproval(raw, path) {
+  expect(isObject(raw), 'an object', raw, path)
+  checkKeys(raw, ['require', 'ask', 'allow', 'deny', 'timeoutMs', 'whenUnavailable'], path)
+  /** @type {Record<string, unknown>} */
+  const out = {}
+  if (own(raw, 'require')) {
+    const values = ['none', 'destructive', 'writes', 'all']
+    if (!values.includes(raw.require)) throw new ConfigError(`must be one of ${values.join(', ')} (got ${JSON.stringify(raw.require)})`, `${path}.require`)
+    out.require = raw.require
+  }
+  for (const key of ['ask', 'allow', 'deny']) if (own(raw, key)) out[key] = stringList(raw[key], `${path}.${key}`)
+  if (own(raw, 'timeoutMs')) out.timeoutMs = positiveInt(raw.timeoutMs, `${path}.timeoutMs`, 86_400_000)
+  if (own(raw, 'whenUnavailable')) {
+    if (raw.whenUnavailable !== 'deny' && raw.whenUnavailable !== 'allow') {
+      throw new ConfigError(`must be 'deny' or 'allow' (got ${JSON.stringify(raw.whenUnavailable)})`, `${path}.whenUnavailable`)
+    }
+    out.whenUnavailable = raw.whenUnavailable
+  }
+  return out
+}
+
 function checkCodecall(raw, serverNames, baseDir) {
   const path = 'codecall'
   /** @type {import('./index.mjs').GatewayOptions} */
@@ -174,13 +196,14 @@ function checkCodecall(raw, serverNames, baseDir) {
     callTimeoutMs: DEFAULT_CALL_TIMEOUT_MS,
     startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
     audit: null,
+    approval: undefined,
   }
   if (raw === undefined) return out
   expect(isObject(raw), 'an object', raw, path)
   checkKeys(
     raw,
     ['mode', 'topK', 'maxDefinitions', 'metaToolPrefix', 'metaToolSeparator', 'vm', 'search', 'allowedServers',
-      'directCalls', 'callTimeoutMs', 'startupTimeoutMs', 'audit'],
+      'directCalls', 'callTimeoutMs', 'startupTimeoutMs', 'audit', 'approval'],
     path,
   )
   if (own(raw, 'mode')) {
@@ -219,6 +242,7 @@ function checkCodecall(raw, serverNames, baseDir) {
     }
     if (own(d, 'allowedTools')) out.directCalls.allowedTools = stringList(d.allowedTools, `${path}.directCalls.allowedTools`)
   }
+  if (own(raw, 'approval')) out.approval = checkApproval(raw.approval, `${path}.approval`)
   if (own(raw, 'callTimeoutMs')) out.callTimeoutMs = positiveInt(raw.callTimeoutMs, `${path}.callTimeoutMs`)
   if (own(raw, 'startupTimeoutMs')) out.startupTimeoutMs = positiveInt(raw.startupTimeoutMs, `${path}.startupTimeoutMs`)
   if (own(raw, 'audit')) {

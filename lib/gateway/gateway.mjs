@@ -45,6 +45,7 @@ export class Gateway {
       vm: c.vm,
       search: c.search,
       directCalls: c.directCalls,
+      approval: c.approval,
       onToolsChanged: () => {
         if (!this.suppressChanges) this.onToolsChanged()
       },

@@ -1,5 +1,5 @@
 // Types of `@codecall/native/gateway` (hand-written; checked by `tsc` in the tests).
-import type { CodeCall, CodeCallHost, ExecuteResult, SandboxOptions } from '../../index.js'
+import type { ApprovalOptions, CodeCall, CodeCallHost, ExecuteResult, SandboxOptions } from '../../index.js'
 
 /** One upstream of `mcpServers`, checked and normalized. */
 export type ServerConfig = {
@@ -36,6 +36,8 @@ export interface GatewayOptions {
   startupTimeoutMs: number
   /** An audit file (absolute), `'-'` for stderr, or null. @default null */
   audit: string | null
+  /** §9: which calls a person approves through the requesting MCP client. @default undefined (none) */
+  approval?: ApprovalOptions
 }
 
 export interface GatewayConfig {

@@ -31,6 +31,42 @@ pub fn string_arg(env: &Env, value: &Unknown<'_>, name: &str) -> napi::Result<St
     .map_err(|e| invalid_arg(env, format!("{name}: {}", e.reason)))
 }
 
+/// An options object of the public API, with every key it knows (as JavaScript spells it): a key
+/// it does not know is an error, not a setting silently dropped (`api.md` §1).
+pub trait KnownKeys {
+  const KEYS: &'static [&'static str];
+}
+
+/// `ERR_INVALID_ARG` for the first key of `object` that is not in `known`, naming it and the key
+/// it most likely meant (else the known keys).
+pub fn check_keys(env: &Env, object: &Object<'_>, name: &str, known: &[&str]) -> napi::Result<()> {
+  for key in Object::keys(object)? {
+    if known.contains(&key.as_str()) {
+      continue;
+    }
+    let hint = match crate::common::near_miss(&key, known) {
+      Some(k) => format!(" (did you mean '{k}'?)"),
+      None => format!(" (known: {})", known.join(", ")),
+    };
+    return Err(invalid_arg(env, format!("{name}: unknown option '{key}'{hint}")));
+  }
+  Ok(())
+}
+
+/// [`options_arg`] for an options object whose keys are checked against `T::KEYS` first.
+pub fn checked_options<T: FromNapiValue + KnownKeys>(
+  env: &Env,
+  value: Option<&Unknown<'_>>,
+  name: &str,
+) -> napi::Result<Option<T>> {
+  if let Some(v) = value.filter(|v| !is_nullish(v)) {
+    if v.get_type()? == ValueType::Object && !v.is_array()? {
+      check_keys(env, &Object::from_raw(env.raw(), v.raw()), name, T::KEYS)?;
+    }
+  }
+  options_arg(env, value, name)
+}
+
 /// Reads an optional options object into `T` (`undefined`/`null` → `None`).
 pub fn options_arg<T: FromNapiValue>(env: &Env, value: Option<&Unknown<'_>>, name: &str) -> napi::Result<Option<T>> {
   let Some(value) = value.filter(|v| !is_nullish(v)) else {

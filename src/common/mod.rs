@@ -22,4 +22,4 @@ pub use error::InvalidArgument;
 pub use glob::Glob;
 pub use json::well_formed_escapes;
 pub use preset::{Preset, PresetDefaults, ALWAYS_DISABLED_BUILTINS, FALLBACK_MAX_ITERATIONS, RESERVED_PREFIX};
-pub use text::char_prefix;
+pub use text::{char_prefix, near_miss};

@@ -16,6 +16,7 @@ use napi::{Env, JsValue, Status, ValueType};
 use napi_derive::napi;
 use serde_json::Value;
 
+use super::approval::{ApprovalPolicy, APPROVAL_KEYS};
 use super::codecall::{Engine, EngineOptions};
 use super::error::EngineError;
 use super::host::EngineHost;
@@ -31,6 +32,21 @@ use crate::search::IndexOptions;
 const ENGINE_JS: &str = include_str!("engine.js");
 
 static INSTANCES: AtomicU64 = AtomicU64::new(0);
+
+/// The keys of `CodeCallOptions` (§5, §9).
+const CODECALL_OPTION_KEYS: &[&str] = &[
+  "mode",
+  "topK",
+  "maxDefinitions",
+  "includeTools",
+  "onToolsChanged",
+  "directCalls",
+  "vm",
+  "search",
+  "metaToolPrefix",
+  "metaToolSeparator",
+  "approval",
+];
 
 /// The code-mode engine: a tool registry, the meta-tools and their dispatch (`api.md` §5).
 #[napi]
@@ -63,6 +79,7 @@ impl CodeCall {
     let (mut prefix, mut separator) = (None, None);
     if let Some(options) = options.filter(|v| !args::is_nullish(v)) {
       let options = object_arg(&env, &options, "options")?;
+      args::check_keys(&env, &options, "options", CODECALL_OPTION_KEYS)?;
       if let Some(v) = present(&options, "mode")? {
         let mode = args::string_arg(&env, &v, "options.mode")?;
         o.mode = Mode::parse(&mode).ok_or_else(|| {
@@ -85,6 +102,7 @@ impl CodeCall {
       }
       if let Some(v) = present(&options, "directCalls")? {
         let d = object_arg(&env, &v, "options.directCalls")?;
+        args::check_keys(&env, &d, "options.directCalls", &["enabled", "allowedTools", "filter"])?;
         if let Some(v) = present(&d, "enabled")? {
           o.direct_calls = bool_arg(&env, &v, "options.directCalls.enabled")?;
         }
@@ -97,10 +115,11 @@ impl CodeCall {
         }
       }
       if let Some(v) = present(&options, "vm")? {
-        vm = args::options_arg(&env, Some(&v), "options.vm")?.unwrap_or_default();
+        vm = args::checked_options(&env, Some(&v), "options.vm")?.unwrap_or_default();
       }
       if let Some(v) = present(&options, "search")? {
         let s = object_arg(&env, &v, "options.search")?;
+        args::check_keys(&env, &s, "options.search", &["synonyms", "fuzzy", "semantic", "similarityThreshold"])?;
         let defaults = IndexOptions::default();
         o.index = IndexOptions {
           synonyms: match present(&s, "synonyms")? {
@@ -126,6 +145,14 @@ impl CodeCall {
           }
           o.min_score = t;
         }
+      }
+      if let Some(v) = present(&options, "approval")? {
+        let a = object_arg(&env, &v, "options.approval")?;
+        args::check_keys(&env, &a, "options.approval", APPROVAL_KEYS)?;
+        let json = json_of(&env, v, "options.approval")?.unwrap_or_default();
+        let json: Value =
+          serde_json::from_str(&json).map_err(|e| args::invalid_arg(&env, format!("options.approval: {e}")))?;
+        o.approval = ApprovalPolicy::read(&json, "options.approval").map_err(|m| args::invalid_arg(&env, m))?;
       }
       if let Some(v) = present(&options, "metaToolPrefix")? {
         prefix = Some(args::string_arg(&env, &v, "options.metaToolPrefix")?);

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use super::approval::ApprovalPolicy;
 use super::error::EngineError;
 use super::examples::usage_examples;
 use super::host::{Callable, EngineHost};
@@ -46,6 +47,8 @@ pub struct EngineOptions {
   pub allow_loops: bool,
   pub allow_console: bool,
   pub timeout_ms: u64,
+  /// `approval` (§9): which calls need a person's yes.
+  pub approval: ApprovalPolicy,
 }
 
 impl Default for EngineOptions {
@@ -62,6 +65,7 @@ impl Default for EngineOptions {
       allow_loops: false,
       allow_console: true,
       timeout_ms: 3500,
+      approval: ApprovalPolicy::default(),
     }
   }
 }

@@ -4,6 +4,7 @@
 //!
 //! | file          | owns                                                                     |
 //! |---------------|--------------------------------------------------------------------------|
+//! | `approval`    | which calls need a person's yes (§9): policy, tool metadata, annotations |
 //! | `registry`    | a checked `ToolDefinition`, modes, what is listed and what is indexed    |
 //! | `meta`        | meta-tool names (prefix, separator) and their definitions for models     |
 //! | `codecall`    | the engine core: registry + index in step, search, describe, execute     |
@@ -22,6 +23,7 @@
 
 // The napi surface: napi registers its class (a test build does not, hence the allow).
 #[cfg_attr(test, allow(dead_code))]
+mod approval;
 mod binding;
 mod codecall;
 mod error;
@@ -35,6 +37,7 @@ mod typescript;
 mod unwrap;
 
 // The layer's surface: the engine core in plain Rust (nothing else in the crate builds on it).
+pub use approval::{ApprovalPolicy, Decision, Reason, ToolApproval};
 pub use codecall::{describe_tool, Engine, EngineOptions, Refusal};
 pub use error::EngineError;
 pub use invoke::{Finished, Invocation, InvokeInput};

@@ -11,6 +11,7 @@
 //! listed nor indexed), and `internal: true` tools (seed 002) are never listed, indexed, described
 //! or callable.
 
+use super::approval::ToolApproval;
 use crate::common::InvalidArgument;
 use serde_json::{Map, Value};
 
@@ -57,6 +58,8 @@ pub struct ToolDef {
   pub visible_in_list_tools: Option<bool>,
   pub enabled_in_codecall: Option<bool>,
   pub internal: bool,
+  /// `approval` (or `codecall.approval`, `_meta.codecall.approval`): §9's per-tool setting.
+  pub approval: Option<ToolApproval>,
   /// MCP fields passed through to `list_tools` unchanged (`_meta`, `icons`).
   pub passthrough: Map<String, Value>,
   /// The result of `includeTools(tool)` (true without an `includeTools`).
@@ -125,13 +128,29 @@ impl ToolDef {
       Some(Value::Array(items)) => items,
       Some(_) => return Err(format!("{at}.examples must be an array").into()),
     };
+    let approval_of = |v: Option<&Value>, key: &str| -> Result<Option<ToolApproval>, InvalidArgument> {
+      match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => ToolApproval::parse(s)
+          .map(Some)
+          .ok_or_else(|| format!("{at}.{key} must be 'ask', 'allow' or 'deny' (got '{s}')").into()),
+        Some(_) => Err(format!("{at}.{key} must be 'ask', 'allow' or 'deny'").into()),
+      }
+    };
+    let mut approval = approval_of(o.get("approval"), "approval")?;
+    o.remove("approval");
     let (visible_in_list_tools, enabled_in_codecall) = match o.remove("codecall") {
       None | Some(Value::Null) => (None, None),
       Some(Value::Object(c)) => {
+        approval = approval.or(approval_of(c.get("approval"), "codecall.approval")?);
         (flag(&c, "visibleInListTools", "codecall.")?, flag(&c, "enabledInCodeCall", "codecall.")?)
       }
       Some(_) => return Err(format!("{at}.codecall must be an object").into()),
     };
+    if approval.is_none() {
+      let meta = o.get("_meta").and_then(|m| m.get("codecall")).and_then(|c| c.get("approval"));
+      approval = approval_of(meta, "_meta.codecall.approval")?;
+    }
     let internal = flag(&o, "internal", "")?.unwrap_or(false);
     let mut passthrough = Map::new();
     for key in ["_meta", "icons"] {
@@ -153,6 +172,7 @@ impl ToolDef {
       visible_in_list_tools,
       enabled_in_codecall,
       internal,
+      approval,
       passthrough,
       included: true,
     })

@@ -38,6 +38,33 @@ const HOST_JS: &str = include_str!("host.js");
 /// Puts an adapter (the engine's) around the host of one execution.
 pub(crate) type WrapHost = dyn Fn(Arc<dyn Host>) -> Arc<dyn Host>;
 
+impl args::KnownKeys for SandboxOptions {
+  const KEYS: &'static [&'static str] = &[
+    "preset",
+    "timeoutMs",
+    "memoryLimitBytes",
+    "maxStackBytes",
+    "allowLoops",
+    "maxIterations",
+    "maxToolCalls",
+    "maxConcurrentCalls",
+    "allowConsole",
+    "maxConsoleBytes",
+    "maxResultBytes",
+    "maxScriptBytes",
+    "disabledBuiltins",
+    "disabledGlobals",
+    "isolation",
+    "poolSize",
+    "maxQueue",
+    "queueTimeoutMs",
+  ];
+}
+
+/// The keys of `ExecuteOptions` (read by hand in `read_execute_options`).
+pub(crate) const EXECUTE_OPTION_KEYS: &[&str] =
+  &["language", "context", "input", "allowedTools", "timeoutMs", "maxToolCalls", "signal"];
+
 /// Options of `new Sandbox(options)`. Every field defaults to the preset's value (`api.md` §2.1).
 #[napi(object)]
 #[derive(Default)]
@@ -464,7 +491,7 @@ impl Sandbox {
   /// options.
   #[napi(constructor, ts_args_type = "options?: SandboxOptions")]
   pub fn new(env: Env, options: Option<Unknown>) -> napi::Result<Self> {
-    let options: SandboxOptions = args::options_arg(&env, options.as_ref(), "options")?.unwrap_or_default();
+    let options: SandboxOptions = args::checked_options(&env, options.as_ref(), "options")?.unwrap_or_default();
     let config = options.to_config().map_err(|m| args::invalid_arg(&env, m))?;
     Self::from_config(&env, config)
   }
@@ -795,6 +822,7 @@ fn read_execute_options<'env>(
       return Err(args::invalid_arg(env, "options must be an object"));
     }
     let options = Object::from_raw(env.raw(), options.raw());
+    args::check_keys(env, &options, "options", EXECUTE_OPTION_KEYS)?;
     if let Some(language) = options.get::<Unknown>("language")?.filter(|v| !args::is_nullish(v)) {
       let language = args::string_arg(env, &language, "options.language")?;
       exec.language = Language::parse(&language).ok_or_else(|| {

@@ -505,11 +505,13 @@ fn long_builtins_poll_the_interrupt() {
     "'a'.repeat(1e6).replaceAll('a'.repeat(5e5) + 'b', '')".into(),
   ];
   for script in cases {
-    let rt = Runtime::new().expect("runtime");
-    let context = Context::full(&rt).expect("context");
+    let rt = Runtime::new().unwrap_or_else(|e| panic!("runtime: {e}"));
+    let context = Context::full(&rt).unwrap_or_else(|e| panic!("context: {e}"));
     let mut deadline = None;
     // The deadline starts once the script's own setup (building the strings) is under way.
-    rt.set_interrupt_handler(Some(Box::new(move || Instant::now() >= *deadline.get_or_insert_with(|| Instant::now() + Duration::from_millis(300)))));
+    rt.set_interrupt_handler(Some(Box::new(move || {
+      Instant::now() >= *deadline.get_or_insert_with(|| Instant::now() + Duration::from_millis(300))
+    })));
     let started = Instant::now();
     let failed = context.with(|ctx| ctx.eval::<(), _>(script.as_str()).is_err());
     let took = started.elapsed();

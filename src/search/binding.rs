@@ -13,6 +13,14 @@ use super::{embed, index::ToolIndex as Core, tool, IndexError, IndexOptions, Sea
 use crate::common::args::{self, array_arg, object_arg, present};
 use crate::common::InvalidArgument;
 
+impl args::KnownKeys for ToolIndexOptions {
+  const KEYS: &'static [&'static str] = &["synonyms", "fuzzy", "semantic"];
+}
+
+impl args::KnownKeys for ToolSearchOptions {
+  const KEYS: &'static [&'static str] = &["topK", "appIds", "tags", "sources", "minScore"];
+}
+
 /// Options of `new ToolIndex()`.
 #[napi(object)]
 #[derive(Default)]
@@ -79,7 +87,7 @@ impl ToolIndex {
   /// Throws `TypeError` (`ERR_INVALID_ARG`) for invalid options.
   #[napi(constructor, ts_args_type = "options?: ToolIndexOptions")]
   pub fn new(env: Env, options: Option<Unknown>) -> napi::Result<Self> {
-    let options: ToolIndexOptions = args::options_arg(&env, options.as_ref(), "options")?.unwrap_or_default();
+    let options: ToolIndexOptions = args::checked_options(&env, options.as_ref(), "options")?.unwrap_or_default();
     let defaults = IndexOptions::default();
     let semantic = match options.semantic {
       Some(Either::A(on)) => on,
@@ -133,7 +141,7 @@ impl ToolIndex {
   #[napi(ts_args_type = "query: string, options?: ToolSearchOptions")]
   pub fn search(&mut self, env: Env, query: Unknown, options: Option<Unknown>) -> napi::Result<Vec<SearchHit>> {
     let query = args::string_arg(&env, &query, "query")?;
-    let options: ToolSearchOptions = args::options_arg(&env, options.as_ref(), "options")?.unwrap_or_default();
+    let options: ToolSearchOptions = args::checked_options(&env, options.as_ref(), "options")?.unwrap_or_default();
     let options = search_options(options).map_err(|m| args::invalid_arg(&env, m))?;
     let hits = self.core.search(&query, &options).map_err(engine_error)?;
     Ok(

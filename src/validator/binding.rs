@@ -11,6 +11,20 @@ use super::{
 };
 use crate::common::{args, Preset};
 
+impl args::KnownKeys for ValidateOptions {
+  const KEYS: &'static [&'static str] = &[
+    "preset",
+    "allowLoops",
+    "allowConsole",
+    "disabledBuiltins",
+    "disabledGlobals",
+    "language",
+    "maxScriptBytes",
+    "maxNestingDepth",
+    "reservedPrefixes",
+  ];
+}
+
 /// Options of `validate()`. Every field defaults to the preset's value.
 #[napi(object)]
 #[derive(Default)]
@@ -85,7 +99,7 @@ pub fn validate<'env>(
   options: Option<Unknown<'env>>,
 ) -> napi::Result<Object<'env>> {
   let script = args::string_arg(env, &script, "script")?;
-  let options: ValidateOptions = args::options_arg(env, options.as_ref(), "options")?.unwrap_or_default();
+  let options: ValidateOptions = args::checked_options(env, options.as_ref(), "options")?.unwrap_or_default();
   let policy = options.to_policy().map_err(|message| args::invalid_arg(env, message))?;
   match super::validate(&script, &policy) {
     Ok(validated) => validated_to_js(env, &validated),
