@@ -16,7 +16,7 @@ use napi::{Env, JsValue, Status, ValueType};
 use napi_derive::napi;
 use serde_json::Value;
 
-use super::approval::{ApprovalPolicy, APPROVAL_KEYS};
+use super::approval::{ApprovalPolicy, Decision, APPROVAL_KEYS};
 use super::codecall::{Engine, EngineOptions};
 use super::error::EngineError;
 use super::host::EngineHost;
@@ -63,9 +63,12 @@ pub struct CodeCall {
 }
 
 type Fn1<'env, A, R> = Function<'env, A, R>;
-/// `invoke(host, name, inputJson, meta, startJson, finish)` of engine.js.
-type InvokeFn<'env> =
-  Function<'env, FnArgs<(Object<'env>, String, String, Object<'env>, String, Unknown<'env>)>, Unknown<'env>>;
+/// `invoke(host, name, inputJson, meta, startJson, finish, askJson)` of engine.js.
+type InvokeFn<'env> = Function<
+  'env,
+  FnArgs<(Object<'env>, String, String, Object<'env>, String, Unknown<'env>, Option<String>)>,
+  Unknown<'env>,
+>;
 
 #[napi]
 impl CodeCall {
@@ -412,12 +415,13 @@ impl CodeCall {
     let host_object = read_host(env, host, &mut exec)?;
     let input = self.json_value(env, input, "input")?;
     // The engine is borrowed only while the input is read: the launch may run the host's code.
-    let (script, callable) = {
+    let (script, callable, approval) = {
       let engine = self.engine()?;
       let script = engine.read_execute_input(input, &mut exec).map_err(|message| args::invalid_arg(env, message))?;
-      (script, engine.callable())
+      (script, engine.callable(), engine.options().approval.clone())
     };
-    let wrap = move |inner: Arc<dyn Host>| -> Arc<dyn Host> { Arc::new(EngineHost::new(inner, callable.clone())) };
+    let wrap =
+      move |inner: Arc<dyn Host>| -> Arc<dyn Host> { Arc::new(EngineHost::new(inner, callable.clone(), &approval)) };
     self.sandbox_mut()?.launch(env, script, host_object, exec, None, Some(&wrap))
   }
 
@@ -468,6 +472,45 @@ impl CodeCall {
       }
     };
     let call = invocation.call().clone();
+    // §9: the approval policy, after every other check.
+    let ask = {
+      let engine = self.engine()?;
+      let def = engine.tool(&call.name);
+      match engine.options().approval.decide(
+        &call.name,
+        def.and_then(|d| d.approval),
+        def.and_then(|d| d.annotations.as_ref()),
+      ) {
+        Decision::Allow => None,
+        Decision::Deny(message) => {
+          let refused = serde_json::json!({ "status": "error", "error": {
+            "code": "ACCESS_DENIED", "message": message, "toolName": call.name,
+            "toolInput": serde_json::from_str::<Value>(&call.args_json).unwrap_or(Value::Null) } });
+          let out = self.to_js(env, &refused)?;
+          return self.resolved(env, out);
+        }
+        Decision::Ask(reason) => {
+          let policy = &engine.options().approval;
+          let mut request = serde_json::Map::new();
+          request.insert("executionId".into(), Value::String(call.execution_id.clone()));
+          request.insert("callId".into(), Value::String(call.call_id.clone()));
+          request.insert("toolName".into(), Value::String(call.name.clone()));
+          request.insert("input".into(), serde_json::from_str(&call.args_json).unwrap_or(Value::Null));
+          if let Some(a) = def.and_then(|d| d.annotations.clone()) {
+            request.insert("annotations".into(), a);
+          }
+          request.insert("reason".into(), Value::String(reason.as_str().into()));
+          Some(
+            serde_json::json!({
+              "request": request,
+              "timeoutMs": policy.timeout.as_millis() as u64,
+              "allowWhenUnavailable": policy.allow_when_unavailable,
+            })
+            .to_string(),
+          )
+        }
+      }
+    };
     let mut meta = Object::new(env)?;
     meta.set("callId", call.call_id.as_str())?;
     meta.set("executionId", call.execution_id.as_str())?;
@@ -484,7 +527,7 @@ impl CodeCall {
       )?
     };
     let invoke: InvokeFn = self.helper(env)?.get("invoke")?.ok_or_else(|| napi::Error::from_reason("invoke"))?;
-    invoke.call(FnArgs::from((host, call.name, call.args_json, meta, start, finish.to_unknown())))
+    invoke.call(FnArgs::from((host, call.name, call.args_json, meta, start, finish.to_unknown(), ask)))
   }
 
   fn handle_inner<'env>(

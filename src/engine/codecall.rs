@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use super::approval::ApprovalPolicy;
 use super::error::EngineError;
 use super::examples::usage_examples;
-use super::host::{Callable, EngineHost};
+use super::host::{Callable, CallableTool, EngineHost};
 use super::meta::{self, Describing, Meta, MetaNames};
 use super::registry::{empty_object_schema, Mode, ToolDef};
 use super::typescript::declaration;
@@ -86,7 +86,7 @@ pub struct Engine {
   index: ToolIndex,
   callable: Callable,
   /// While `set_tools` runs: the callable set being built, swapped into `callable` at the end.
-  staging: Option<HashMap<String, Arc<str>>>,
+  staging: Option<HashMap<String, Arc<CallableTool>>>,
   /// Indexed tools per source, for `includeOpenApi` / `includeInline`.
   sources: HashMap<String, usize>,
 }
@@ -185,9 +185,13 @@ impl Engine {
       }
       if tool.indexed(mode) {
         self.count_source(&tool.source, true);
-        let info: Arc<str> = tool.tool_info().to_string().into();
+        let entry = Arc::new(CallableTool {
+          info: tool.tool_info().to_string().into(),
+          approval: tool.approval,
+          annotations: tool.annotations.clone(),
+        });
         self.write_callable(|c| {
-          c.insert(tool.name.clone(), info);
+          c.insert(tool.name.clone(), entry);
         });
         to_index.push(search_tool(&tool));
       } else {
@@ -231,7 +235,7 @@ impl Engine {
     changed
   }
 
-  fn write_callable(&mut self, f: impl FnOnce(&mut HashMap<String, Arc<str>>)) {
+  fn write_callable(&mut self, f: impl FnOnce(&mut HashMap<String, Arc<CallableTool>>)) {
     if let Some(staging) = self.staging.as_mut() {
       f(staging);
       return;
@@ -412,7 +416,7 @@ impl Engine {
   /// The host a plan runs with: the host's own pipeline behind it, only indexed tools callable,
   /// `CallToolResult`s unwrapped before the script sees them.
   pub fn execution_host(&self, host: Arc<dyn Host>) -> Arc<dyn Host> {
-    Arc::new(EngineHost::new(host, self.callable()))
+    Arc::new(EngineHost::new(host, self.callable(), &self.options.approval))
   }
 
   /// `codecall:execute` on a sandbox runner, without JavaScript: the result arrives through
@@ -428,6 +432,7 @@ impl Engine {
   ) -> Result<(), InvalidArgument> {
     let script = self.read_execute_input(input, &mut exec)?;
     let shared = Arc::new(Shared::new(id, self.execution_host(host), exec.timeout));
+    shared.host.attached(&shared);
     runner.submit(script, exec, shared);
     Ok(())
   }

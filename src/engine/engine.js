@@ -33,7 +33,7 @@
     // codecall:invoke's one call into the host's pipeline. Rust (engine/invoke.rs) decides
     // everything: the start event, then `finish(errorJson, valueJson)` returns
     // `{ result, end }` as JSON; `end` is the tool_call_end event. The promise never rejects.
-    invoke(host, name, inputJson, meta, startJson, finish) {
+    invoke(host, name, inputJson, meta, startJson, finish, askJson) {
       const emit = (event) => {
         if (typeof host.onEvent !== 'function') return;
         try {
@@ -42,6 +42,20 @@
           // A throwing onEvent never breaks the call.
         }
       };
+      // §9: a call that needs a person's yes is asked about first; a call not approved has no
+      // start or end event and ends ACCESS_DENIED with a message that says which no.
+      if (askJson !== null && askJson !== undefined) {
+        const ask = parse(askJson);
+        return approve(host, name, ask).then(({ decision, waitedMs, message }) => {
+          emit({ type: 'approval', executionId: meta.executionId, callId: meta.callId, toolName: name, decision, waitedMs });
+          const go = decision === 'approve' || decision === 'approve_always' || (decision === 'unavailable' && ask.allowWhenUnavailable);
+          if (go) return run();
+          return { status: 'error', error: { code: 'ACCESS_DENIED', message, toolName: name, toolInput: parse(inputJson) } };
+        });
+      }
+      return run();
+
+      function run() {
       const started = performance.now();
       emit(parse(startJson));
       return new Promise((resolve) => {
@@ -62,6 +76,43 @@
           resolve(out.result);
         });
       });
+      }
     },
   };
+
+  // Asks `host.approve(request)` once, bounded by `ask.timeoutMs`: resolves `{ decision,
+  // waitedMs, message }`, never rejects (a throw or another answer is a decline that says so).
+  function approve(host, name, ask) {
+    const asked = performance.now();
+    const no = (why) => `Tool '${name}' was not approved: ${why}`;
+    return new Promise((resolve) => {
+      let settled = false;
+      let timer;
+      const done = (decision, message) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({ decision, waitedMs: performance.now() - asked, message });
+      };
+      if (typeof host.approve !== 'function') {
+        done('unavailable', no('the client cannot ask for approval'));
+        return;
+      }
+      timer = setTimeout(() => done('timeout', no('approval timed out')), ask.timeoutMs);
+      settle(host.approve, host, [ask.request], (errorJson, valueJson) => {
+        if (errorJson !== undefined) {
+          let thrown = '';
+          try {
+            thrown = String(parse(errorJson).message).slice(0, 200);
+          } catch (_) {}
+          done('decline', no(`declined by the user (approve() threw: ${thrown})`));
+          return;
+        }
+        const answer = valueJson === undefined ? undefined : parse(valueJson);
+        if (answer === 'approve' || answer === 'approve_always') done(answer);
+        else if (answer === 'decline') done('decline', no('declined by the user'));
+        else done('decline', no(`declined by the user (approve() answered ${String(valueJson).slice(0, 100)}, not 'approve', 'approve_always' or 'decline')`));
+      });
+    });
+  }
 });

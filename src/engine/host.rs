@@ -1,29 +1,62 @@
 //! The engine's side of the host-call bridge: wraps the host's pipeline (`CodeCallHost`) so that a
 //! script reaches only tools in the CodeCall index (the sandbox's `getTool` is answered from the
-//! registry, so any other name is `TOOL_NOT_FOUND` before the host is asked), and so that MCP
-//! `CallToolResult`s are unwrapped before the script sees them. Every call still goes to the host's
-//! `callTool`: the engine never runs a tool any other way.
+//! registry, so any other name is `TOOL_NOT_FOUND` before the host is asked), so that a call that
+//! needs a person's yes (§9) is asked about first, and so that MCP `CallToolResult`s are unwrapped
+//! before the script sees them. Every call still goes to the host's `callTool`: the engine never
+//! runs a tool any other way.
+//!
+//! Approvals live here, on the host side of both isolations (a worker process is not trusted to
+//! ask): the sandbox has already sent the call's `tool_call_start` when the call arrives, so that
+//! event is held back until the person said yes, and a call that is not approved has neither start
+//! nor end. Calls that need asking wait in call order and are asked one at a time; the others go on.
+//! While a person decides, the execution's deadline stands still (`Shared::hold`).
 
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
+use super::approval::{ApprovalPolicy, Decision, ToolApproval};
 use super::unwrap::unwrap_json;
-use crate::sandbox::Completed;
+use crate::common::ErrorCode;
+use crate::sandbox::{Approval, ApprovalAnswer, ApprovalAsk, Completed, HostFailure, Shared};
 use crate::sandbox::{CallResult, CallTarget, Event, Host, HostCall, Reply};
 
-/// The indexed tools, by name, as the sandbox's `getTool` answers them (JSON). Shared with the
-/// registry: a tool removed while a script runs is no longer callable from it.
-pub type Callable = Arc<RwLock<HashMap<String, Arc<str>>>>;
+/// One indexed tool as scripts may call it: what the sandbox's `getTool` answers (JSON), and what
+/// §9 decides by.
+#[derive(Debug)]
+pub struct CallableTool {
+  pub info: Arc<str>,
+  pub approval: Option<ToolApproval>,
+  pub annotations: Option<Value>,
+}
+
+/// The indexed tools, by name. Shared with the registry: a tool removed while a script runs is no
+/// longer callable from it.
+pub type Callable = Arc<RwLock<HashMap<String, Arc<CallableTool>>>>;
 
 pub struct EngineHost {
   inner: Arc<dyn Host>,
   callable: Callable,
+  /// `None` when the policy can never ask or deny (the default): no bookkeeping at all.
+  approvals: Option<Arc<Approvals>>,
 }
 
 impl EngineHost {
-  pub fn new(inner: Arc<dyn Host>, callable: Callable) -> Self {
-    Self { inner, callable }
+  pub fn new(inner: Arc<dyn Host>, callable: Callable, policy: &ApprovalPolicy) -> Self {
+    let approvals = (!policy.is_off()).then(|| {
+      Arc::new(Approvals {
+        policy: policy.clone(),
+        state: Mutex::new(State::default()),
+        shared: Mutex::new(Weak::new()),
+      })
+    });
+    Self { inner, callable, approvals }
+  }
+
+  fn tool(&self, name: &str) -> Option<Arc<CallableTool>> {
+    self.callable.read().unwrap_or_else(|p| p.into_inner()).get(name).cloned()
   }
 }
 
@@ -44,26 +77,332 @@ impl Reply for UnwrapReply {
 
 impl Host for EngineHost {
   fn call(&self, call: HostCall, reply: Box<dyn Reply>) {
-    match call.target {
-      CallTarget::Tool => self.inner.call(call, Box::new(UnwrapReply(reply))),
-      CallTarget::Function => self.inner.call(call, reply),
+    if call.target == CallTarget::Function {
+      return self.inner.call(call, reply);
+    }
+    let reply: Box<dyn Reply> = Box::new(UnwrapReply(reply));
+    let Some(approvals) = &self.approvals else { return self.inner.call(call, reply) };
+    match approvals.verdict(&call.call_id, &call.name, || self.tool(&call.name)) {
+      Verdict::Go => {
+        approvals.release_start(&call.call_id, &*self.inner);
+        self.inner.call(call, reply);
+      }
+      Verdict::Refuse(message) => {
+        approvals.refused(&call.call_id);
+        reply.send(denied(message));
+      }
+      Verdict::Ask(ask) => approvals.enqueue(Pending { call, reply, ask }, &self.inner),
     }
   }
 
   fn event(&self, event: Event) {
-    self.inner.event(event);
+    let Some(approvals) = &self.approvals else { return self.inner.event(event) };
+    match &event {
+      // Held back until the call is approved (or dropped if it is not).
+      Event::ToolCallStart { call_id, tool_name, .. } => {
+        if let Verdict::Go = approvals.verdict(call_id, tool_name, || self.tool(tool_name)) {
+          return self.inner.event(event);
+        }
+        let mut st = approvals.lock();
+        if !st.refused.contains(call_id) {
+          st.starts.insert(call_id.clone(), event);
+        }
+      }
+      Event::ToolCallEnd { call_id, .. } => {
+        if !approvals.lock().refused.remove(call_id) {
+          self.inner.event(event);
+        }
+      }
+      _ => self.inner.event(event),
+    }
   }
 
   fn get_tool(&self, name: &str, _timeout: Duration) -> Option<String> {
-    let tools = self.callable.read().unwrap_or_else(|p| p.into_inner());
-    tools.get(name).map(|json| json.to_string())
+    self.tool(name).map(|t| t.info.to_string())
   }
 
   fn get_tool_now(&self, name: &str) -> Option<Option<String>> {
     Some(self.get_tool(name, Duration::ZERO))
   }
 
+  fn started(&self) {
+    self.inner.started();
+  }
+
+  fn attached(&self, shared: &Arc<Shared>) {
+    if let Some(approvals) = &self.approvals {
+      *approvals.shared.lock().unwrap_or_else(|p| p.into_inner()) = Arc::downgrade(shared);
+    }
+    self.inner.attached(shared);
+  }
+
+  fn approve(&self, ask: ApprovalAsk, answer: ApprovalAnswer) {
+    self.inner.approve(ask, answer);
+  }
+
   fn complete(&self, completed: Completed) {
+    if let Some(approvals) = &self.approvals {
+      approvals.finish();
+    }
     self.inner.complete(completed);
   }
+}
+
+/// The refusal a script sees for a call that is not approved.
+fn denied(message: String) -> CallResult {
+  CallResult::Err(HostFailure { message, code: Some(ErrorCode::AccessDenied.as_str().into()), details_json: None })
+}
+
+/// What happens to one call.
+enum Verdict {
+  Go,
+  Refuse(String),
+  Ask(ApprovalAsk),
+}
+
+struct Pending {
+  call: HostCall,
+  reply: Box<dyn Reply>,
+  ask: ApprovalAsk,
+}
+
+#[derive(Default)]
+struct State {
+  /// Verdicts already reached, by call id (the start event and the call both ask).
+  decided: HashMap<String, Decided>,
+  /// `tool_call_start` events held back while their call waits for a person.
+  starts: HashMap<String, Event>,
+  /// Calls that were not approved: their `tool_call_end` is dropped.
+  refused: HashSet<String>,
+  /// Tools approved with `approve_always`: the rest of this execution's calls of them just go.
+  always: HashSet<String>,
+  /// Calls waiting for their turn to be asked, in call order.
+  queue: VecDeque<Pending>,
+  /// A person is being asked now.
+  asking: bool,
+  /// The execution ended: nothing more is asked.
+  finished: bool,
+}
+
+#[derive(Clone)]
+enum Decided {
+  Go,
+  Refuse(String),
+  Ask(&'static str, Option<String>),
+}
+
+struct Approvals {
+  policy: ApprovalPolicy,
+  state: Mutex<State>,
+  /// The execution, to hold its deadline while a person decides.
+  shared: Mutex<Weak<Shared>>,
+}
+
+impl Approvals {
+  fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    self.state.lock().unwrap_or_else(|p| p.into_inner())
+  }
+
+  /// The verdict for a call, reached once per call id.
+  fn verdict(&self, call_id: &str, tool: &str, lookup: impl FnOnce() -> Option<Arc<CallableTool>>) -> Verdict {
+    let decided = {
+      let st = self.lock();
+      if st.always.contains(tool) {
+        return Verdict::Go;
+      }
+      st.decided.get(call_id).cloned()
+    };
+    let decided = decided.unwrap_or_else(|| {
+      let entry = lookup();
+      let d = match self.policy.decide(
+        tool,
+        entry.as_ref().and_then(|t| t.approval),
+        entry.as_ref().and_then(|t| t.annotations.as_ref()),
+      ) {
+        Decision::Allow => Decided::Go,
+        Decision::Deny(message) => Decided::Refuse(message),
+        Decision::Ask(reason) => {
+          Decided::Ask(reason.as_str(), entry.as_ref().and_then(|t| t.annotations.as_ref()).map(Value::to_string))
+        }
+      };
+      self.lock().decided.insert(call_id.to_string(), d.clone());
+      d
+    });
+    match decided {
+      Decided::Go => Verdict::Go,
+      Decided::Refuse(message) => Verdict::Refuse(message),
+      Decided::Ask(reason, annotations_json) => Verdict::Ask(ApprovalAsk {
+        execution_id: String::new(),
+        call_id: call_id.to_string(),
+        tool_name: tool.to_string(),
+        input_json: String::new(),
+        annotations_json,
+        reason,
+      }),
+    }
+  }
+
+  /// Passes on a held-back start event, if there is one.
+  fn release_start(&self, call_id: &str, inner: &dyn Host) {
+    let start = {
+      let mut st = self.lock();
+      st.decided.remove(call_id);
+      st.starts.remove(call_id)
+    };
+    if let Some(start) = start {
+      inner.event(start);
+    }
+  }
+
+  fn refused(&self, call_id: &str) {
+    let mut st = self.lock();
+    st.decided.remove(call_id);
+    st.starts.remove(call_id);
+    st.refused.insert(call_id.to_string());
+  }
+
+  fn enqueue(self: &Arc<Self>, mut pending: Pending, inner: &Arc<dyn Host>) {
+    pending.ask.execution_id = pending.call.execution_id.clone();
+    pending.ask.input_json = pending.call.args_json.clone();
+    let start = {
+      let mut st = self.lock();
+      if st.finished {
+        drop(st);
+        return pending.reply.send(denied("The execution ended before the call was approved".into()));
+      }
+      st.queue.push_back(pending);
+      !std::mem::replace(&mut st.asking, true)
+    };
+    if start {
+      self.ask_next(inner.clone());
+    }
+  }
+
+  /// Asks about the first call in the queue; when it is answered, the next.
+  fn ask_next(self: &Arc<Self>, inner: Arc<dyn Host>) {
+    let pending = {
+      let mut st = self.lock();
+      loop {
+        match st.queue.pop_front() {
+          // An earlier `approve_always` covers it now.
+          Some(p) if st.always.contains(&p.call.name) => {
+            st.decided.remove(&p.call.call_id);
+            let start = st.starts.remove(&p.call.call_id);
+            drop(st);
+            if let Some(start) = start {
+              inner.event(start);
+            }
+            inner.call(p.call, p.reply);
+            st = self.lock();
+          }
+          Some(p) => break Some(p),
+          None => {
+            st.asking = false;
+            break None;
+          }
+        }
+      }
+    };
+    let Some(Pending { call, reply, ask }) = pending else { return };
+    let shared = self.shared.lock().unwrap_or_else(|p| p.into_inner()).upgrade();
+    if let Some(shared) = &shared {
+      shared.hold();
+    }
+    let asked = Instant::now();
+    // Exactly one of the host's answer and the timer decides.
+    let slot = Arc::new(Mutex::new(Some((call, reply, shared))));
+    let decide = {
+      let this = self.clone();
+      let inner = inner.clone();
+      let slot = slot.clone();
+      move |outcome: Outcome| {
+        let Some((call, reply, shared)) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() else { return };
+        if let Some(shared) = &shared {
+          shared.release();
+        }
+        this.answered(call, reply, outcome, asked.elapsed(), &inner);
+        this.ask_next(inner);
+      }
+    };
+    let timeout = self.policy.timeout;
+    let on_timeout = decide.clone();
+    let timer_slot = Arc::downgrade(&slot);
+    std::thread::Builder::new()
+      .name("codecall-approval".into())
+      .spawn(move || {
+        // Sleeps in short steps so that an answered ask does not keep the thread for long.
+        let until = Instant::now() + timeout;
+        while Instant::now() < until {
+          match timer_slot.upgrade() {
+            Some(slot) if slot.lock().unwrap_or_else(|p| p.into_inner()).is_some() => {}
+            _ => return,
+          }
+          std::thread::sleep((until - Instant::now()).min(Duration::from_millis(100)));
+        }
+        on_timeout(Outcome::TimedOut);
+      })
+      .map(drop)
+      .unwrap_or_else(|_| decide.clone()(Outcome::Answer(Approval::Unavailable)));
+    inner.approve(ask, Box::new(move |answer| decide(Outcome::Answer(answer))));
+  }
+
+  fn answered(&self, call: HostCall, reply: Box<dyn Reply>, outcome: Outcome, waited: Duration, inner: &Arc<dyn Host>) {
+    let (decision, go, message): (&'static str, bool, Option<String>) = match outcome {
+      Outcome::Answer(Approval::Approve) => ("approve", true, None),
+      Outcome::Answer(Approval::ApproveAlways) => {
+        self.lock().always.insert(call.name.clone());
+        ("approve_always", true, None)
+      }
+      Outcome::Answer(Approval::Decline(note)) => (
+        "decline",
+        false,
+        Some(match note {
+          Some(note) => format!("Tool '{}' was not approved: declined by the user ({note})", call.name),
+          None => format!("Tool '{}' was not approved: declined by the user", call.name),
+        }),
+      ),
+      Outcome::TimedOut => {
+        ("timeout", false, Some(format!("Tool '{}' was not approved: approval timed out", call.name)))
+      }
+      Outcome::Answer(Approval::Unavailable) if self.policy.allow_when_unavailable => ("unavailable", true, None),
+      Outcome::Answer(Approval::Unavailable) => (
+        "unavailable",
+        false,
+        Some(format!("Tool '{}' was not approved: the client cannot ask for approval", call.name)),
+      ),
+    };
+    let finished = self.lock().finished;
+    inner.event(Event::Approval {
+      execution_id: call.execution_id.clone(),
+      call_id: call.call_id.clone(),
+      tool_name: call.name.clone(),
+      decision,
+      waited_ms: waited.as_secs_f64() * 1000.0,
+    });
+    if go && !finished {
+      self.release_start(&call.call_id, &**inner);
+      inner.call(call, reply);
+    } else {
+      self.refused(&call.call_id);
+      reply.send(denied(message.unwrap_or_else(|| "The execution ended before the call was approved".into())));
+    }
+  }
+
+  /// The execution ended: calls still waiting are refused, nothing more is asked.
+  fn finish(&self) {
+    let waiting: Vec<Pending> = {
+      let mut st = self.lock();
+      st.finished = true;
+      st.queue.drain(..).collect()
+    };
+    for p in waiting {
+      p.reply.send(denied("The execution ended before the call was approved".into()));
+    }
+  }
+}
+
+#[derive(Clone)]
+enum Outcome {
+  Answer(Approval),
+  TimedOut,
 }

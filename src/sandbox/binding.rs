@@ -23,7 +23,9 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
 
-use super::bridge::{CallResult, CallTarget, Event, Host, HostCall, HostFailure, Reply};
+use super::bridge::{
+  Approval, ApprovalAnswer, ApprovalAsk, CallResult, CallTarget, Event, Host, HostCall, HostFailure, Reply,
+};
 use super::config::{ExecuteConfig, Isolation, SandboxConfig};
 use super::json::JsonWriter;
 use super::outcome::{Completed, Outcome};
@@ -201,6 +203,7 @@ impl SandboxOptions {
 enum Waiting {
   Call(Box<dyn Reply>),
   GetTool(SyncSender<Option<String>>),
+  Approve(ApprovalAnswer),
 }
 
 #[derive(Default)]
@@ -350,11 +353,56 @@ impl Host for NapiHost {
     answer.filter(|json| json != "null")
   }
 
+  fn approve(&self, ask: ApprovalAsk, answer: ApprovalAnswer) {
+    let token = self.replies.park(Waiting::Approve(answer));
+    let mut w = JsonWriter::default();
+    w.begin_object();
+    w.key("executionId").string(&ask.execution_id);
+    w.key("callId").string(&ask.call_id);
+    w.key("toolName").string(&ask.tool_name);
+    w.key("input").raw(&ask.input_json);
+    if let Some(a) = &ask.annotations_json {
+      w.key("annotations").raw(a);
+    }
+    w.key("reason").string(ask.reason);
+    w.end_object();
+    if !self.send("approve", w.finish(), token as f64) {
+      if let Some(Waiting::Approve(answer)) = self.replies.take(token) {
+        answer(Approval::Unavailable);
+      }
+    }
+  }
+
   fn complete(&self, completed: Completed) {
     // The last message of this execution: later calls and events are refused (`done`).
     let payload = completed.to_json();
     if !self.done.swap(true, Ordering::AcqRel) {
       self.to_node.send(HostMsg { key: self.key, kind: "complete", payload, token: 0.0 });
+    }
+  }
+}
+
+/// The host's `approve()` answer (`'approve' | 'approve_always' | 'decline'`; a throw or anything
+/// else counts as a decline that says so; no `approve` at all is `Unavailable`).
+fn approval_of(error: Option<String>, value: Option<String>) -> Approval {
+  if let Some(error) = error {
+    let message = serde_json::from_str::<serde_json::Value>(&error)
+      .ok()
+      .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_string))
+      .unwrap_or_default();
+    return Approval::Decline(Some(format!("approve() threw: {}", crate::common::char_prefix(&message, 200))));
+  }
+  match value.as_deref() {
+    Some(r#""approve""#) => Approval::Approve,
+    Some(r#""approve_always""#) => Approval::ApproveAlways,
+    Some(r#""decline""#) => Approval::Decline(None),
+    Some(r#""__unavailable""#) => Approval::Unavailable,
+    Some(other) => Approval::Decline(Some(format!(
+      "approve() answered {}, not 'approve', 'approve_always' or 'decline'",
+      crate::common::char_prefix(other, 100)
+    ))),
+    None => {
+      Approval::Decline(Some("approve() answered undefined, not 'approve', 'approve_always' or 'decline'".into()))
     }
   }
 }
@@ -400,6 +448,14 @@ pub(crate) fn event_json(event: &Event) -> String {
       w.key("executionId").string(execution_id);
       w.key("event").string(event);
       w.key("payload").raw(payload_json);
+    }
+    Event::Approval { execution_id, call_id, tool_name, decision, waited_ms } => {
+      w.key("type").string("approval");
+      w.key("executionId").string(execution_id);
+      w.key("callId").string(call_id);
+      w.key("toolName").string(tool_name);
+      w.key("decision").string(decision);
+      w.key("waitedMs").number(*waited_ms);
     }
   }
   w.end_object();
@@ -515,6 +571,7 @@ impl Sandbox {
             let too_large = value.as_ref().is_some_and(|v| v.len() > answer_limit);
             let _ = tx.try_send(if error.is_some() || too_large { None } else { value });
           }
+          Some(Waiting::Approve(answer)) => answer(approval_of(error, value)),
           None => {}
         }
         Ok(())
@@ -642,6 +699,7 @@ impl Sandbox {
       None => napi_host,
     };
     let shared = Arc::new(Shared::new(id, napi_host, exec.timeout));
+    shared.host.attached(&shared);
     *lock(&shared_slot) = Some(shared.clone());
 
     let aborted_already = match &signal {
@@ -742,7 +800,7 @@ pub(crate) fn read_host<'env>(
     None => None,
   };
   if let Some(host) = &host_object {
-    for name in ["callTool", "getTool", "onEvent"] {
+    for name in ["callTool", "getTool", "onEvent", "approve"] {
       let value: Option<Unknown> = host.get(name)?;
       if let Some(v) = value.filter(|v| !args::is_nullish(v)) {
         if v.get_type()? != ValueType::Function {

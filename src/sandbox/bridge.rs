@@ -8,9 +8,11 @@
 //! - **complete**: the execution's one result (`Completed`), exactly once;
 //! - **cancel**: abort and timeout travel the other way, as `Abort` messages to the worker.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::outcome::Completed;
+use super::shared::Shared;
 
 /// What a call asks the host to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +81,44 @@ pub enum Event {
     event: String,
     payload_json: String,
   },
+  /// §9: a person was asked about a call (or could not be), before its `ToolCallStart`. Made on
+  /// the host side only: a worker never sends one.
+  Approval {
+    execution_id: String,
+    call_id: String,
+    tool_name: String,
+    /// `approve`, `approve_always`, `decline`, `timeout` or `unavailable`.
+    decision: &'static str,
+    waited_ms: f64,
+  },
 }
+
+/// What a host is asked about one call that needs a person's yes (§9).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalAsk {
+  pub execution_id: String,
+  pub call_id: String,
+  pub tool_name: String,
+  pub input_json: String,
+  pub annotations_json: Option<String>,
+  /// `destructive`, `writes`, `all` or `ask`.
+  pub reason: &'static str,
+}
+
+/// A host's answer to an [`ApprovalAsk`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+  Approve,
+  /// This tool, for the rest of the execution.
+  ApproveAlways,
+  /// No — or an answer that is not one of the three, or a throw (the text says which).
+  Decline(Option<String>),
+  /// The host (or its client) cannot ask anyone.
+  Unavailable,
+}
+
+/// Where an approval's answer goes; called exactly once.
+pub type ApprovalAnswer = Box<dyn FnOnce(Approval) + Send>;
 
 /// Where a call's answer goes: the worker that owns the execution.
 pub trait Reply: Send {
@@ -102,6 +141,14 @@ pub trait Host: Send + Sync + 'static {
   }
   /// The execution left the queue and its clock started (a worker process reports it upstream).
   fn started(&self) {}
+  /// Asks a person whether a call may run (§9); `answer` gets exactly one reply, whenever it
+  /// comes (the engine bounds the wait). By default the host cannot ask.
+  fn approve(&self, _ask: ApprovalAsk, answer: ApprovalAnswer) {
+    answer(Approval::Unavailable);
+  }
+  /// The execution's shared state, once it exists (before the execution is submitted): a host
+  /// that holds the deadline while a person decides keeps a weak reference.
+  fn attached(&self, _shared: &Arc<Shared>) {}
   /// The execution's result. Called exactly once per execution.
   fn complete(&self, completed: Completed);
 }

@@ -107,6 +107,15 @@
           invoke(host.getTool, host, [payload], token);
           return;
         }
+        case 'approve': {
+          // §9: no approve() at all means the host cannot ask (the policy's whenUnavailable).
+          if (typeof host.approve !== 'function') {
+            reply(token, undefined, '"__unavailable"');
+            return;
+          }
+          invoke(host.approve, host, [parse(payload)], token);
+          return;
+        }
         case 'event': {
           if (typeof host.onEvent !== 'function') return;
           try {

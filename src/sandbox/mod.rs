@@ -37,7 +37,9 @@ mod warnings;
 
 // The layer's surface. For the engine layer: the bridge's messages and `Host`, the settings, the
 // results, and a runner to start executions on.
-pub use bridge::{CallResult, CallTarget, Event, Host, HostCall, HostFailure, Reply};
+pub use bridge::{
+  Approval, ApprovalAnswer, ApprovalAsk, CallResult, CallTarget, Event, Host, HostCall, HostFailure, Reply,
+};
 pub use config::{ExecuteConfig, Isolation, SandboxConfig};
 pub use error::{StartError, Violation};
 pub use outcome::{Completed, Outcome};

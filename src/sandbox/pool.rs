@@ -24,7 +24,7 @@ use super::config::{ExecuteConfig, SandboxConfig};
 use super::engine::{Engine, Execution, Job, ReplySink, Step};
 use super::error::StartError;
 use super::outcome::Outcome;
-use super::shared::{lock, Shared, Stop};
+use super::shared::{lock, Shared, Stop, HOLD_RECHECK};
 use super::timers::Timers;
 use crate::common::ErrorCode;
 
@@ -59,6 +59,8 @@ struct Worker {
   load: AtomicUsize,
   /// Milliseconds since the pool's epoch until which the current work may run; 0 when idle.
   busy_until: AtomicU64,
+  /// The execution the current work belongs to: a hold on its deadline (§9) is not being stuck.
+  running: Mutex<Option<Arc<Shared>>>,
   retired: AtomicBool,
   thread: Mutex<Option<JoinHandle<()>>>,
 }
@@ -243,6 +245,7 @@ fn spawn_worker(inner: &Arc<Inner>) -> Result<Arc<Worker>, StartError> {
     sender: sender.clone(),
     load: AtomicUsize::new(0),
     busy_until: AtomicU64::new(0),
+    running: Mutex::new(None),
     retired: AtomicBool::new(false),
     thread: Mutex::new(None),
   });
@@ -319,9 +322,11 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
     };
     let Some(msg) = msg else { break };
     let Some(pool) = inner.upgrade() else { break };
-    let busy = |deadline: Instant| {
+    let busy = |deadline: Option<Instant>, shared: &Arc<Shared>| {
       if let Some(w) = me.upgrade() {
-        let until = deadline.saturating_duration_since(pool.epoch).as_millis() as u64;
+        // `None`: held (a person decides about a call); the watchdog asks `running` again.
+        let until = deadline.map_or(u64::MAX / 2, |d| d.saturating_duration_since(pool.epoch).as_millis() as u64);
+        *lock(&w.running) = Some(shared.clone());
         w.busy_until.store(until.max(1), Ordering::Release);
       }
     };
@@ -347,7 +352,7 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
         let key = next_key;
         let worker = sink.0.clone();
         *lock(&shared.link) = Some(Box::new(move || worker.send(WorkerMsg::Stop { key }).is_ok()));
-        busy(deadline);
+        busy(Some(deadline), &shared);
         let started =
           catch_unwind(AssertUnwindSafe(|| Execution::start(&mut engine, *job, deadline, key, sink.clone())));
         match started {
@@ -367,8 +372,8 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
       }
       WorkerMsg::Reply { key, call_id, result } => {
         let step = match executions.get_mut(&key) {
-          Some((execution, _)) => {
-            busy(execution.deadline());
+          Some((execution, shared)) => {
+            busy(execution.deadline(), shared);
             catch_unwind(AssertUnwindSafe(|| execution.resume(call_id, result)))
               .unwrap_or_else(|_| Step::Done(crashed_completed()))
           }
@@ -393,6 +398,7 @@ fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Wea
     }
     if let Some(w) = me.upgrade() {
       w.busy_until.store(0, Ordering::Release);
+      *lock(&w.running) = None;
       if w.retired.load(Ordering::Acquire) && executions.is_empty() {
         break;
       }
@@ -535,8 +541,16 @@ fn watchdog_loop(inner: Weak<Inner>) {
           }
         }
         Timer::Deadline => {
-          shared.request_stop(Stop::Timeout);
-          stop_execution(&pool, shared);
+          // A hold (a person deciding about a call, §9) moved the deadline or holds it still.
+          let now = Instant::now();
+          match shared.effective_deadline() {
+            None => pool.watchdog.add(now + HOLD_RECHECK, Timer::Deadline, shared.clone()),
+            Some(deadline) if deadline > now => pool.watchdog.add(deadline, Timer::Deadline, shared.clone()),
+            Some(_) => {
+              shared.request_stop(Stop::Timeout);
+              stop_execution(&pool, shared);
+            }
+          }
         }
         Timer::Report => shared.report_stop(),
       }
@@ -556,7 +570,16 @@ fn replace_stuck_workers(pool: &Arc<Inner>) {
     .iter()
     .filter(|w| {
       let until = w.busy_until.load(Ordering::Acquire);
-      until != 0 && now > until + STUCK_AFTER.as_millis() as u64 && !w.retired.load(Ordering::Acquire)
+      let past = until != 0 && now > until.saturating_add(STUCK_AFTER.as_millis() as u64);
+      // Past the deadline it started with — unless a hold moved it (a person decided about a call
+      // meanwhile, §9) or holds it still.
+      let moved = || {
+        lock(&w.running).as_ref().is_some_and(|s| {
+          s.effective_deadline()
+            .is_none_or(|d| d.saturating_duration_since(pool.epoch) + STUCK_AFTER > pool.epoch.elapsed())
+        })
+      };
+      past && !w.retired.load(Ordering::Acquire) && !moved()
     })
     .cloned()
     .collect();

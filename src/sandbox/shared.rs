@@ -45,6 +45,21 @@ impl Stop {
 /// Asks the worker that runs an execution to stop it (returns false if that worker is gone).
 pub(crate) type StopLink = Box<dyn Fn() -> bool + Send + Sync>;
 
+/// Passes a hold (`true`) or its release (`false`) on to the worker process that runs the
+/// execution, whose own clock must stand still too.
+pub(crate) type HoldLink = Box<dyn Fn(bool) + Send + Sync>;
+
+/// The deadline's holds (§9: a person deciding about a call does not use up the script's time).
+#[derive(Default)]
+struct Holds {
+  /// Holds open now (approvals are asked one at a time, but a hold is counted, not assumed).
+  open: u32,
+  /// When the first open hold began.
+  since: Option<Instant>,
+  /// Time spent held so far: the deadline is that much later.
+  total: Duration,
+}
+
 pub struct Shared {
   pub id: String,
   pub host: Arc<dyn Host>,
@@ -59,6 +74,9 @@ pub struct Shared {
   tool_calls: AtomicU64,
   /// The worker and key that run this execution, once started: where stop requests go.
   pub(crate) link: Mutex<Option<StopLink>>,
+  holds: Mutex<Holds>,
+  /// Where holds go besides this clock (the process pool's worker), once started.
+  pub(crate) hold_link: Mutex<Option<HoldLink>>,
 }
 
 impl Shared {
@@ -74,7 +92,67 @@ impl Shared {
       started: AtomicBool::new(false),
       tool_calls: AtomicU64::new(0),
       link: Mutex::new(None),
+      holds: Mutex::new(Holds::default()),
+      hold_link: Mutex::new(None),
     }
+  }
+
+  /// Stops the deadline's clock until [`Shared::release`]: time held is added to the deadline.
+  pub fn hold(&self) {
+    let first = {
+      let mut h = lock(&self.holds);
+      h.open += 1;
+      if h.open == 1 {
+        h.since = Some(Instant::now());
+      }
+      h.open == 1
+    };
+    if first {
+      if let Some(link) = lock(&self.hold_link).as_ref() {
+        link(true);
+      }
+    }
+  }
+
+  /// Ends one [`Shared::hold`]; the last one restarts the clock.
+  pub fn release(&self) {
+    let last = {
+      let mut h = lock(&self.holds);
+      if h.open == 0 {
+        return;
+      }
+      h.open -= 1;
+      if h.open == 0 {
+        let held = h.since.take().map(|s| s.elapsed()).unwrap_or_default();
+        h.total += held;
+      }
+      h.open == 0
+    };
+    if last {
+      if let Some(link) = lock(&self.hold_link).as_ref() {
+        link(false);
+      }
+    }
+  }
+
+  /// The deadline now, holds counted: `None` while held (it cannot pass), else `base` plus the time
+  /// held so far.
+  pub fn deadline_after(&self, base: Instant) -> Option<Instant> {
+    let h = lock(&self.holds);
+    if h.open > 0 {
+      return None;
+    }
+    Some(base.checked_add(h.total).unwrap_or_else(far_future))
+  }
+
+  /// The deadline now, holds counted: `None` while held, and before the execution started.
+  pub fn effective_deadline(&self) -> Option<Instant> {
+    self.deadline.get().and_then(|base| self.deadline_after(*base))
+  }
+
+  /// Whether the deadline `base` (holds counted) has passed at `now`.
+  pub fn past_deadline(&self, base: Instant, now: Instant) -> bool {
+    self.deadline_after(base).is_some_and(|d| now >= d)
   }
 
   pub fn stop(&self) -> Stop {
@@ -142,6 +220,9 @@ impl Shared {
     self.complete_from_outside(outcome);
   }
 }
+
+/// How often a held deadline is looked at again (holds last as long as a person takes).
+pub(crate) const HOLD_RECHECK: Duration = Duration::from_millis(50);
 
 /// A deadline for a timeout too long to add to now: in practice never.
 fn far_future() -> Instant {

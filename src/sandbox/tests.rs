@@ -470,6 +470,7 @@ fn events_are_built_only_when_someone_listens() {
     .map(|e| match e {
       Event::Log { .. } => "log",
       Event::Notify { .. } => "notify",
+      Event::Approval { .. } => "approval",
       Event::ToolCallStart { .. } => "start",
       Event::ToolCallEnd { .. } => "end",
     })
@@ -520,4 +521,27 @@ fn long_builtins_poll_the_interrupt() {
     // 20 s to hours.
     assert!(took < Duration::from_secs(8), "{script}: stopped only after {took:?}");
   }
+}
+
+/// §9: a hold stops the deadline's clock; its release moves the deadline by the time held.
+#[test]
+fn holds_move_the_deadline_by_the_time_held() {
+  let (tx, _rx) = channel();
+  let host = Arc::new(TestHost { handler: echo(), events: Mutex::new(Vec::new()), done: Mutex::new(tx), tools: None });
+  let shared = Shared::new("e".into(), host, Duration::from_millis(100));
+  let base = shared.mark_started().unwrap_or_else(|| panic!("started once"));
+  assert_eq!(shared.effective_deadline(), Some(base));
+  shared.hold();
+  shared.hold();
+  assert_eq!(shared.effective_deadline(), None, "held");
+  assert!(!shared.past_deadline(base, base + Duration::from_secs(60)), "no deadline passes while held");
+  std::thread::sleep(Duration::from_millis(30));
+  shared.release();
+  assert_eq!(shared.effective_deadline(), None, "still one hold open");
+  shared.release();
+  shared.release(); // one too many: ignored
+  let moved = shared.effective_deadline().unwrap_or_else(|| panic!("released"));
+  assert!(moved >= base + Duration::from_millis(30), "moved by the time held");
+  assert!(shared.past_deadline(base, moved));
+  assert!(!shared.past_deadline(base, moved - Duration::from_millis(1)));
 }

@@ -175,7 +175,10 @@ impl Execution {
       let exceeded = iteration_exceeded.clone();
       let too_large = too_large.clone();
       spare.runtime.set_interrupt_handler(Some(Box::new(move || {
-        exceeded.get() || too_large.get().is_some() || shared.stop() != Stop::Running || Instant::now() >= deadline
+        exceeded.get()
+          || too_large.get().is_some()
+          || shared.stop() != Stop::Running
+          || shared.past_deadline(deadline, Instant::now())
       })));
     }
 
@@ -226,9 +229,10 @@ impl Execution {
     Ok((execution, step))
   }
 
-  /// When this execution's time is up.
-  pub fn deadline(&self) -> Instant {
-    self.state.borrow().deadline
+  /// When this execution's time is up, holds counted (`None` while a person decides about a call).
+  pub fn deadline(&self) -> Option<Instant> {
+    let s = self.state.borrow();
+    s.shared.deadline_after(s.deadline)
   }
 
   /// Delivers a host call's answer and runs the script as far as it can go.
@@ -286,7 +290,9 @@ impl Execution {
   fn stop_outcome(&self) -> Option<Outcome> {
     let state = self.state.borrow();
     match state.shared.stop() {
-      Stop::Running if Instant::now() >= state.deadline => Some(Outcome::timed_out(state.shared.timeout)),
+      Stop::Running if state.shared.past_deadline(state.deadline, Instant::now()) => {
+        Some(Outcome::timed_out(state.shared.timeout))
+      }
       stop => stop.outcome(state.shared.timeout),
     }
   }
@@ -811,7 +817,8 @@ fn lookup_tool(state: &Rc<RefCell<State>>, name: &str) -> Option<String> {
   }
   let (host, remaining) = {
     let s = state.borrow();
-    (s.shared.host.clone(), s.deadline.saturating_duration_since(Instant::now()))
+    let deadline = s.shared.deadline_after(s.deadline).unwrap_or(s.deadline);
+    (s.shared.host.clone(), deadline.saturating_duration_since(Instant::now()))
   };
   let answer = host.get_tool(name, remaining);
   state.borrow_mut().get_tool_cache.insert(name.to_string(), answer.clone());

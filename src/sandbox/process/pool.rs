@@ -33,7 +33,7 @@ use crate::sandbox::bridge::{CallResult, Event, Reply};
 use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
 use crate::sandbox::error::{StartError, Violation};
 use crate::sandbox::outcome::{Completed, Outcome, Stats};
-use crate::sandbox::shared::{lock, Shared, Stop};
+use crate::sandbox::shared::{lock, Shared, Stop, HOLD_RECHECK};
 use crate::sandbox::timers::Timers;
 use crate::sandbox::warnings::Warnings;
 
@@ -472,6 +472,19 @@ fn on_timer(inner: &Arc<Inner>, what: What) {
       if run.shared.is_completed() {
         return;
       }
+      // A hold (a person deciding about a call) moved the deadline, or holds it still: look again
+      // then.
+      let now = Instant::now();
+      let later = match run.shared.effective_deadline() {
+        None => Some(now + HOLD_RECHECK),
+        Some(deadline) if deadline + REPORT_GRACE > now => Some(deadline + REPORT_GRACE),
+        Some(_) => None,
+      };
+      if let Some(at) = later {
+        let mut st = lock(&inner.state);
+        add_timer(inner, &mut st, at, What::Deadline(run));
+        return;
+      }
       run.shared.request_stop(Stop::Timeout);
       run.shared.report_stop();
       // Its worker is stuck in something that ignores the interrupt: no new work for it, and it
@@ -674,6 +687,16 @@ fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(),
         return Err(Violation("execution started twice".into()));
       }
       dequeue(inner, &run);
+      // The host side's copy of the deadline (holds counted: §9), and where holds go.
+      run.shared.mark_started();
+      let weak = Arc::downgrade(&run);
+      *lock(&run.shared.hold_link) = Some(Box::new(move |held| {
+        if let Some(run) = weak.upgrade() {
+          if let Some(proc) = lock(&run.worker).upgrade() {
+            proc.send(&ToWorker::Hold { key: run.key, held });
+          }
+        }
+      }));
       let at = Instant::now() + run.exec.timeout + REPORT_GRACE;
       let mut st = lock(&inner.state);
       add_timer(inner, &mut st, at, What::Deadline(run));
@@ -733,6 +756,7 @@ fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(),
           Event::Log { execution_id: id, level, message, metadata_json }
         }
         Event::Notify { event, payload_json, .. } => Event::Notify { execution_id: id, event, payload_json },
+        Event::Approval { .. } => return Err(Violation("an approval event from a worker".into())),
       };
       run.shared.host.event(event);
     }

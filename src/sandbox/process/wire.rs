@@ -16,7 +16,7 @@ use crate::sandbox::error::Violation;
 use crate::validator::{Language, Policy, SelfReference};
 
 /// Bumped whenever a frame changes; a worker of another protocol is refused.
-pub const PROTOCOL: u32 = 3;
+pub const PROTOCOL: u32 = 4;
 /// The crate version both sides were built from.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// No frame may be larger than this, whatever the limits (defined with the limits it caps).
@@ -29,6 +29,7 @@ const START: u8 = 2;
 const REPLY: u8 = 3;
 const TOOL_INFO: u8 = 4;
 const STOP: u8 = 5;
+const HOLD: u8 = 6;
 // Worker → host.
 const READY: u8 = 64;
 const STARTED: u8 = 65;
@@ -75,6 +76,12 @@ pub enum ToWorker {
   /// Abort one execution (its `AbortSignal` fired, or it waited too long to start).
   Stop {
     key: u64,
+  },
+  /// Stop (`held`) or restart one execution's deadline clock: a person is deciding about one of
+  /// its calls (spec §9).
+  Hold {
+    key: u64,
+    held: bool,
   },
 }
 
@@ -210,6 +217,11 @@ impl ToWorker {
         e.u64(*key);
         e.finish()
       }
+      Self::Hold { key, held } => {
+        let mut e = Enc::frame(HOLD);
+        e.u64(*key).bool(*held);
+        e.finish()
+      }
     }
   }
 }
@@ -258,6 +270,10 @@ impl FromWorker {
           }
           Event::Notify { execution_id, event, payload_json } => {
             e.u8(3).str(execution_id).str(event).str(payload_json);
+          }
+          // Made on the host side only; a worker has none to send (and the host refuses tag 4).
+          Event::Approval { execution_id, .. } => {
+            e.u8(4).str(execution_id);
           }
         }
         e.finish()
@@ -402,6 +418,7 @@ impl ToWorker {
       }
       TOOL_INFO => Self::ToolInfo { token: d.u64()?, json: d.opt_str()? },
       STOP => Self::Stop { key: d.u64()? },
+      HOLD => Self::Hold { key: d.u64()?, held: d.bool()? },
       _ => return Err(WireError::Malformed("unknown frame kind for a worker")),
     };
     d.end()?;
@@ -640,6 +657,27 @@ mod tests {
       warnings: vec!["a".into(), "é".into()],
     });
     roundtrip_from(FromWorker::Started { key: u64::MAX });
+    for held in [true, false] {
+      let frame = ToWorker::Hold { key: 9, held }.encode();
+      let mut body = Vec::new();
+      let kind = read_frame(&mut &frame[..], MAX_FRAME, &mut body).unwrap();
+      assert!(matches!(ToWorker::decode(kind, &body).unwrap(), ToWorker::Hold { key: 9, held: h } if h == held));
+    }
+    // An approval event is the host's to make: a worker that sends one broke the protocol.
+    let forged = FromWorker::Event {
+      key: 1,
+      event: Event::Approval {
+        execution_id: "e".into(),
+        call_id: "c".into(),
+        tool_name: "t".into(),
+        decision: "approve",
+        waited_ms: 0.0,
+      },
+    }
+    .encode();
+    let mut body = Vec::new();
+    let kind = read_frame(&mut &forged[..], MAX_FRAME, &mut body).unwrap();
+    assert!(FromWorker::decode(kind, &body).is_err());
     roundtrip_from(FromWorker::Complete { key: 7, json: "{\"status\":\"ok\"}".into() });
     roundtrip_from(FromWorker::GetTool { key: 1, token: 2, name: "users:list".into() });
     roundtrip_from(FromWorker::Event {

@@ -97,6 +97,14 @@ fn run() -> i32 {
         }
       }
       ToWorker::Stop { key } => stop(&aborter, &router, key),
+      ToWorker::Hold { key, held } => {
+        let shared = lock(&router.executions).get(&key).cloned();
+        match (shared, held) {
+          (Some(shared), true) => shared.hold(),
+          (Some(shared), false) => shared.release(),
+          (None, _) => {}
+        }
+      }
       ToWorker::Hello { .. } => return 2,
     }
   }
