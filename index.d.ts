@@ -343,6 +343,12 @@ export interface CodeCallHost {
   /** As `ExecuteHost.deniedTools`; `invoke` honours it too. */
   deniedTools?: Record<string, string>
   /**
+   * §9: `functions` called `(server, tool, input)` that call the indexed tool `<server>:<tool>`
+   * (the gateway's `mcp.callTool`, `call_tool`): approvals hold for them as for `callTool`. A
+   * refusal is thrown (`'throw'`) or is the function's result `{ ok: false, error }` (`'result'`).
+   */
+  toolFunctions?: Record<string, 'throw' | 'result'>
+  /**
    * §9: asks a person about one call; absent → `approval.whenUnavailable`. A throw or any other
    * answer counts as `decline`. Asked one at a time per execution, in call order.
    */

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 
 export const ROOT = resolve(__dirname, '../..')
 export const CLI = join(ROOT, 'lib/gateway/cli.mjs')
@@ -145,7 +146,13 @@ export function startCli(args: string[], options: { cwd?: string; env?: Record<s
 }
 
 /** The SDK client over stdio to `codecall serve --config <file>`. */
-export async function connectStdio(configFile: string, extraArgs: string[] = [], env: Record<string, string> = {}) {
+export async function connectStdio(
+  configFile: string,
+  extraArgs: string[] = [],
+  env: Record<string, string> = {},
+  /** §9: a client that declares `elicitation` and answers with this handler. */
+  elicit?: (request: { params: { message: string; requestedSchema?: unknown } }) => Promise<{ action: string; content?: Record<string, unknown> }>,
+) {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, 'serve', '--config', configFile, ...extraArgs],
@@ -154,7 +161,8 @@ export async function connectStdio(configFile: string, extraArgs: string[] = [],
   })
   let stderr = ''
   transport.stderr?.on('data', (c) => (stderr += c))
-  const client = new Client({ name: 'gateway-test', version: '1.0.0' })
+  const client = new Client({ name: 'gateway-test', version: '1.0.0' }, elicit ? { capabilities: { elicitation: {} } } : undefined)
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request as any) as any)
   await client.connect(transport)
   return { client, transport, pid: transport.pid as number, stderr: () => stderr }
 }

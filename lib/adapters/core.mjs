@@ -7,7 +7,7 @@
 // It never calls a tool any other way than through the binding's `callTool`, so the framework's
 // input validation, outputSchema checks and the handler's context are those of a direct call.
 import { createRequire } from 'node:module'
-import { coalesced, indexTools, invalidArgumentsResult, metaToolResult, RequestScope } from '../common/mcp.mjs'
+import { approveByElicitation, coalesced, indexTools, invalidArgumentsResult, metaToolResult, RequestScope } from '../common/mcp.mjs'
 
 const require = createRequire(import.meta.url)
 const { CodeCall } = require('../../index.js')
@@ -71,7 +71,7 @@ export function callThrough(handler, name, args, request, extra) {
   return Promise.resolve(handler({ jsonrpc: '2.0', id: request?.id ?? 0, method: 'tools/call', params }, extra))
 }
 
-const METADATA_KEYS = ['appId', 'tags', 'examples', 'codecall', 'internal', 'source']
+const METADATA_KEYS = ['appId', 'tags', 'examples', 'codecall', 'internal', 'source', 'approval']
 
 /** `appId` from a tool name's prefix before its first `_ . : /`, else the server's name (§8). */
 export function defaultAppId(name, serverName) {
@@ -104,7 +104,8 @@ export function toolDefinition(tool, serverName, overrides) {
  *   serverName: string,
  *   listTools: () => Promise<any[]>,
  *   callTool: (name: string, args: unknown, request: any, extra: any, via?: any) => Promise<any>,
- *   context: (extra: any) => { sessionId?: string | null, sendNotification?: (n: any) => Promise<void>, signal?: AbortSignal },
+ *   context: (extra: any, via?: any) => { sessionId?: string | null, sendNotification?: (n: any) => Promise<void>, signal?: AbortSignal,
+ *     elicit?: (params: any, options: { signal?: AbortSignal, timeout?: number }) => Promise<any>, canElicit?: () => boolean },
  *   install: (handlers: { list: (request: any, extra: any) => Promise<any>, call: (request: any, extra: any, via?: any) => Promise<any> }) => void,
  *   watch: (changed: () => void) => void,
  *   sendToolListChanged: () => void,
@@ -121,6 +122,8 @@ export function attach(binding, options) {
     throw invalidArg('codeMode(server, options): options.tools must be an object of per-tool metadata')
   }
   const userChanged = rest.onToolsChanged
+  const approvalOn = rest.approval !== undefined && rest.approval !== null
+  const approvalTimeout = typeof rest.approval?.timeoutMs === 'number' ? rest.approval.timeoutMs : 120_000
   let ready = false
   let holding = false
   const changed = () => {
@@ -177,12 +180,20 @@ export function attach(binding, options) {
       if (metaNames.has(name)) {
         // Notifications only: progress is the tools' own (they get the request's token), and the
         // request's signal already reaches them through their own context.
-        const context = binding.context(extra)
+        const context = binding.context(extra, via)
         const scope = new RequestScope({ sessionId: context.sessionId, sendNotification: context.sendNotification })
+        /** @type {any} */
         const host = {
           // The script's calls run with this request's context (session, auth, signal, progress token).
           callTool: (tool, input) => binding.callTool(tool, input, request, extra, via),
           onEvent: (event) => scope.event(event),
+        }
+        // §9: approvals through this session's client (elicitation); without the capability,
+        // `approve` stays absent and the policy's whenUnavailable decides.
+        const elicit = context.elicit
+        if (approvalOn && elicit && context.canElicit?.()) {
+          const signal = context.signal ? AbortSignal.any([context.signal, scope.signal]) : scope.signal
+          host.approve = (/** @type {any} */ r) => approveByElicitation((params) => elicit(params, { signal, timeout: approvalTimeout }), r)
         }
         try {
           const result = await codecall.handle(name, args ?? {}, host)

@@ -111,7 +111,7 @@ export function codeMode(server, options = {}) {
     changed: () => {},
     wrap(session, handlers) {
       /** @type {any} */
-      const own = { list: handlers.get('tools/list'), call: handlers.get('tools/call') }
+      const own = { list: handlers.get('tools/list'), call: handlers.get('tools/call'), session }
       if (typeof own.list !== 'function' || typeof own.call !== 'function') return
       inner.set(session, own)
       latest = own
@@ -145,8 +145,16 @@ export function codeMode(server, options = {}) {
       callTool(name, args, request, extra, inner) {
         return callThrough(inner.call, name, args, request, extra)
       },
-      context(extra) {
-        return { sessionId: extra?.sessionId ?? null, sendNotification: extra?.sendNotification, signal: extra?.signal }
+      context(extra, own) {
+        const session = own?.session
+        return {
+          sessionId: extra?.sessionId ?? null,
+          sendNotification: extra?.sendNotification,
+          signal: extra?.signal,
+          // §9: ask the client of the session whose request runs the plan.
+          canElicit: () => Boolean(session?.clientCapabilities?.elicitation),
+          elicit: (params, options) => session.requestElicitation(params, options),
+        }
       },
       install({ list, call }) {
         owner.list = list

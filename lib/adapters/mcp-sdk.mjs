@@ -83,10 +83,18 @@ export function codeMode(server, options = {}) {
         return callThrough(inner.call, name, args, request, extra)
       },
       context(extra) {
+        // §9: ask this request's own client (SDK 2.x: through the request; 1.x: the session's
+        // server, related to this request so Streamable HTTP answers on its stream).
+        const viaRequest = typeof extra?.mcpReq?.elicitInput === 'function' ? extra.mcpReq : null
         return {
           sessionId: extra?.sessionId ?? null,
           sendNotification: extra?.sendNotification ?? extra?.mcpReq?.notify,
           signal: extra?.signal ?? extra?.mcpReq?.signal,
+          canElicit: () => Boolean(typeof low.getClientCapabilities === 'function' && low.getClientCapabilities()?.elicitation),
+          elicit: (params, options) =>
+            viaRequest
+              ? viaRequest.elicitInput(params, options)
+              : low.elicitInput(params, { ...options, relatedRequestId: extra?.requestId }),
         }
       },
       install({ list, call }) {

@@ -32,7 +32,12 @@ export function unwrapResult(result) {
 export class RequestScope {
   /**
    * @param {{ sessionId?: string | null, sendNotification?: (n: any) => Promise<void>,
-   *           progressToken?: string | number, logLevel?: () => string, signal?: AbortSignal }} [options]
+   *           progressToken?: string | number, logLevel?: () => string, signal?: AbortSignal,
+   *           elicit?: (params: any, options: { signal?: AbortSignal, timeout?: number }) => Promise<any>,
+   *           canElicit?: () => boolean,
+   *           approve?: (request: any) => Promise<'approve' | 'approve_always' | 'decline'> }} [options]
+   *   `elicit`: `elicitation/create` on this request's own client session (§9); `canElicit`: that
+   *   client declared the capability; `approve`: asks some other way (`codecall exec`'s terminal).
    */
   constructor(options) {
     options ??= {}
@@ -46,6 +51,12 @@ export class RequestScope {
     this.progress = 0
     this.pending = new Set()
     this.nextCall = 0
+    /** §9: people asked about a call, and how many of those did not approve it (audit). */
+    this.approvals = 0
+    this.declined = 0
+    this.elicit = options.elicit
+    this.canElicit = options.canElicit ?? (() => false)
+    this.approve = options.approve
   }
 
   notify(notification) {
@@ -85,6 +96,10 @@ export class RequestScope {
       this.log(SCRIPT_LEVELS[event.level] ?? 'info', 'script', { message: event.message, metadata: event.metadata })
     } else if (event.type === 'notify') {
       this.log('info', 'script', { event: event.event, payload: event.payload })
+    } else if (event.type === 'approval') {
+      if (event.decision !== 'unavailable') this.approvals += 1
+      if (event.decision === 'decline' || event.decision === 'timeout') this.declined += 1
+      this.log(event.decision.startsWith('approve') ? 'info' : 'notice', 'codecall', event)
     }
   }
 
@@ -99,6 +114,57 @@ export class RequestScope {
   end() {
     this.controller.abort()
   }
+}
+
+/** §9: the most of a call's input a person is shown, in UTF-8 bytes. */
+export const SHOWN_INPUT_BYTES = 2048
+
+/** A call's input as a person is shown it: JSON, cut at 2 048 UTF-8 bytes and marked `… (cut)`. */
+export function shownInput(input) {
+  let json
+  try {
+    json = JSON.stringify(input, null, 2) ?? 'undefined'
+  } catch {
+    json = String(input)
+  }
+  const bytes = Buffer.from(json, 'utf8')
+  if (bytes.length <= SHOWN_INPUT_BYTES) return json
+  // Back off to a character boundary: UTF-8 continuation bytes are 10xxxxxx.
+  let end = SHOWN_INPUT_BYTES
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end -= 1
+  return `${bytes.subarray(0, end).toString('utf8')}… (cut)`
+}
+
+/** The one question a person is asked (form mode): an optional `always` box. */
+export const APPROVAL_SCHEMA = {
+  type: 'object',
+  properties: {
+    always: { type: 'boolean', title: 'Always allow', description: 'Allow this tool for the rest of this run', default: false },
+  },
+}
+
+const REASONS = {
+  destructive: 'it may change or delete data (MCP annotations)',
+  writes: 'it is not read-only',
+  all: 'every tool call needs approval here',
+  ask: 'the approval policy asks for this tool',
+}
+
+/**
+ * `CodeCallHost.approve` over MCP elicitation (§9): asks the person behind the requesting client
+ * with `elicitation/create` in form mode. `elicit(params)` sends it on that client's session;
+ * `accept` → approve (or approve_always with `always`), `decline` / `cancel` → decline.
+ * @param {(params: any) => Promise<{ action: string, content?: Record<string, unknown> }>} elicit
+ * @param {{ toolName: string, input: unknown, reason: string }} request
+ * @param {{ server?: string, tool?: string }} [names] how to name the tool (the gateway: its server)
+ * @returns {Promise<'approve' | 'approve_always' | 'decline'>}
+ */
+export async function approveByElicitation(elicit, request, names) {
+  const what = names?.server ? `the tool '${names.tool}' of the MCP server '${names.server}'` : `the tool '${request.toolName}'`
+  const message = `A code-mode script wants to call ${what}: ${REASONS[request.reason] ?? request.reason}. Allow it?\n\nInput:\n${shownInput(request.input)}`
+  const result = await elicit({ mode: 'form', message, requestedSchema: APPROVAL_SCHEMA })
+  if (result?.action === 'accept') return result.content?.always === true ? 'approve_always' : 'approve'
+  return 'decline'
 }
 
 /**

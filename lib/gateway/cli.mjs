@@ -56,7 +56,11 @@ Options:
 In the script: callTool('<server>:<tool>', args), call_tool(server, tool, args) (never throws:
 { ok, result } or { ok, error }), mcp.listServers(), mcp.listTools(server?), mcp.callTool(server,
 tool, args), mcp.listResources(server?), mcp.readResource(server, uri), mcp.listResourceTemplates(),
-mcp.listPrompts(server?), mcp.getPrompt(server, name, args). All of them return promises: await them.`,
+mcp.listPrompts(server?), mcp.getPrompt(server, name, args). All of them return promises: await them.
+
+Calls the config's codecall.approval says a person must approve are asked on this terminal when
+stdin is one (y / n / a = always for that tool in this run); otherwise approval.whenUnavailable
+decides (default: deny, ACCESS_DENIED).`,
   search: `codecall search — the tools a model would find for a query, best first.
 
 Options:
@@ -270,7 +274,10 @@ async function exec(argv) {
   let code
   onSignals(closers, (signal) => code ?? SIGNAL_CODES[signal] ?? 130)
   try {
-    const result = await gateway.handle(gateway.metaByKind.execute, { script, language, input }, new RequestScope(), { allowedServers })
+    // §9: a person at a terminal is asked there (stderr; stdout is the JSON result); else the
+    // policy's whenUnavailable decides.
+    const scope = new RequestScope(process.stdin.isTTY ? { approve: askOnTerminal } : {})
+    const result = await gateway.handle(gateway.metaByKind.execute, { script, language, input }, scope, { allowedServers })
     output = execOutput(result)
     code = output.ok ? 0 : 1
   } catch (e) {
@@ -279,6 +286,29 @@ async function exec(argv) {
   }
   process.stdout.write(`${JSON.stringify(output)}\n`)
   await shutdown(code, closers)
+}
+
+/**
+ * `codecall exec`'s approval prompt (§9): y / n / a (always, for this tool in this run).
+ * @param {{ toolName: string, input: unknown, reason: string }} request
+ * @returns {Promise<'approve' | 'approve_always' | 'decline'>}
+ */
+async function askOnTerminal(request) {
+  const { shownInput } = await import('../common/mcp.mjs')
+  const { createInterface } = await import('node:readline/promises')
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true })
+  try {
+    process.stderr.write(`\ncodecall: the script wants to call '${request.toolName}' (${request.reason}). Input:\n${shownInput(request.input)}\n`)
+    for (;;) {
+      const answer = (await rl.question('Allow it? [y]es / [n]o / [a]lways for this tool: ')).trim().toLowerCase()
+      if (answer === 'y' || answer === 'yes') return 'approve'
+      if (answer === 'a' || answer === 'always') return 'approve_always'
+      if (answer === 'n' || answer === 'no' || answer === '') return 'decline'
+    }
+  } finally {
+    rl.close()
+    process.stdin.unref?.()
+  }
 }
 
 async function search(argv) {

@@ -8,7 +8,7 @@
 // Transports to the MCP client (stdio, HTTP sessions) live in server.mjs; this file knows none.
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { indexTools, LOG_LEVELS, RequestScope, unwrapResult } from '../common/mcp.mjs'
+import { approveByElicitation, indexTools, LOG_LEVELS, RequestScope, unwrapResult } from '../common/mcp.mjs'
 import { Audit } from './audit.mjs'
 import { describeError, GatewayError, Upstream } from './upstream.mjs'
 
@@ -168,6 +168,11 @@ export class Gateway {
       toolCalls: kind === 'execute' ? (result?.stats?.toolCalls ?? 0) : result && (result.status === 'ok' || result.error?.code === 'TOOL_EXECUTION_ERROR') ? 1 : 0,
       servers: [...scope.servers].sort(),
       status: failure ? 'invalid_arguments' : (result?.status ?? 'error'),
+    }
+    // §9: with an approval policy, how many calls a person was asked about and did not approve.
+    if (this.config.codecall.approval) {
+      line.approvals = scope.approvals
+      line.declined = scope.declined
     }
     const code = failure ? (failure.code ?? 'ERR_INVALID_ARG') : result?.error?.code
     if (code) line.errorCode = code
@@ -396,8 +401,25 @@ export class Gateway {
     for (const u of this.upstreams.values()) {
       if (!allowed(u.name)) deniedTools[`${u.name}:*`] = `MCP server '${u.name}' is not in allowedServers`
     }
+    // §9: a person approves risky calls through the requesting client (elicitation), or however the
+    // scope asks (exec: the terminal). A client that cannot ask leaves `approve` out: the policy's
+    // whenUnavailable decides.
+    const timeout = /** @type {number} */ (this.config.codecall.approval?.timeoutMs ?? 120_000)
+    const elicit = scope.elicit
+    const approve =
+      scope.approve ??
+      (elicit && scope.canElicit()
+        ? (/** @type {any} */ request) => {
+            const at = request.toolName.indexOf(':')
+            const names = at > 0 ? { server: request.toolName.slice(0, at), tool: request.toolName.slice(at + 1) } : undefined
+            return approveByElicitation((params) => elicit(params, { signal: scope.signal, timeout }), request, names)
+          }
+        : undefined)
     return {
       deniedTools,
+      ...(approve ? { approve } : {}),
+      // §9: these functions call '<server>:<tool>' — approvals hold for them as for callTool.
+      toolFunctions: /** @type {Record<string, 'throw' | 'result'>} */ ({ 'mcp.callTool': 'throw', call_tool: 'result' }),
       callTool: (name, input) => {
         const at = typeof name === 'string' ? name.indexOf(':') : -1
         if (at <= 0) return Promise.reject(new GatewayError('TOOL_NOT_FOUND', `Tool '${name}' was not found (names are '<server>:<tool>')`))
@@ -432,6 +454,9 @@ function toolDefinition(server, tool) {
   if (meta && typeof meta === 'object') {
     if (Array.isArray(meta.tags)) def.tags = meta.tags.filter((t) => typeof t === 'string')
     if (typeof meta.enabledInCodeCall === 'boolean') def.codecall = { enabledInCodeCall: meta.enabledInCodeCall }
+    // §9: an upstream may ask for approval of its own tools or deny them, never loosen the
+    // gateway's policy ('allow' is the gateway config's alone).
+    if (meta.approval === 'ask' || meta.approval === 'deny') def.approval = meta.approval
   }
   return def
 }

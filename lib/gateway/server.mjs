@@ -65,6 +65,9 @@ export class Sessions {
         progressToken: request.params._meta?.progressToken,
         logLevel: () => level,
         signal: extra.signal,
+        // §9: approvals are asked of this session's own client, on this request's stream.
+        elicit: (params, options) => server.elicitInput(params, { ...options, relatedRequestId: extra.requestId }),
+        canElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
       })
       try {
         const result = await gateway.handle(name, args ?? {}, scope)

@@ -420,8 +420,33 @@ impl CodeCall {
       let script = engine.read_execute_input(input, &mut exec).map_err(|message| args::invalid_arg(env, message))?;
       (script, engine.callable(), engine.options().approval.clone())
     };
-    let wrap =
-      move |inner: Arc<dyn Host>| -> Arc<dyn Host> { Arc::new(EngineHost::new(inner, callable.clone(), &approval)) };
+    // `toolFunctions`: host functions `(server, tool, input)` that call `<server>:<tool>` (§9).
+    let mut tool_functions = Vec::new();
+    if let Some(host) = &host_object {
+      if let Some(v) = present(host, "toolFunctions")? {
+        let o = object_arg(env, &v, "host.toolFunctions")?;
+        for name in Object::keys(&o)? {
+          let style = match o.get::<Unknown>(&name)? {
+            Some(s) => args::string_arg(env, &s, &format!("host.toolFunctions['{name}']"))?,
+            None => String::new(),
+          };
+          let as_result = match style.as_str() {
+            "result" => true,
+            "throw" => false,
+            _ => {
+              return Err(args::invalid_arg(env, format!("host.toolFunctions['{name}'] must be 'throw' or 'result'")))
+            }
+          };
+          if !exec.functions.contains(&name) {
+            return Err(args::invalid_arg(env, format!("host.toolFunctions: '{name}' is not one of host.functions")));
+          }
+          tool_functions.push((name, as_result));
+        }
+      }
+    }
+    let wrap = move |inner: Arc<dyn Host>| -> Arc<dyn Host> {
+      Arc::new(EngineHost::new(inner, callable.clone(), &approval).with_tool_functions(tool_functions.clone()))
+    };
     self.sandbox_mut()?.launch(env, script, host_object, exec, None, Some(&wrap))
   }
 

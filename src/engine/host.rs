@@ -41,6 +41,11 @@ pub struct EngineHost {
   callable: Callable,
   /// `None` when the policy can never ask or deny (the default): no bookkeeping at all.
   approvals: Option<Arc<Approvals>>,
+  /// The host's `toolFunctions`: host functions called `(server, tool, input)` that call the
+  /// indexed tool `<server>:<tool>` (the gateway's `mcp.callTool`, `call_tool`). §9 holds for them.
+  /// `true`: a refusal is the function's result `{ ok: false, error }` (seed 004's `call_tool`
+  /// never throws), else a thrown error.
+  tool_functions: Vec<(String, bool)>,
 }
 
 impl EngineHost {
@@ -52,11 +57,29 @@ impl EngineHost {
         shared: Mutex::new(Weak::new()),
       })
     });
-    Self { inner, callable, approvals }
+    Self { inner, callable, approvals, tool_functions: Vec::new() }
+  }
+
+  /// See `tool_functions`.
+  pub fn with_tool_functions(mut self, names: Vec<(String, bool)>) -> Self {
+    self.tool_functions = names;
+    self
   }
 
   fn tool(&self, name: &str) -> Option<Arc<CallableTool>> {
     self.callable.read().unwrap_or_else(|p| p.into_inner()).get(name).cloned()
+  }
+
+  /// The indexed tool a `toolFunctions` call calls, and its input as JSON.
+  fn tool_of_function(&self, call: &HostCall) -> Option<(String, String, bool)> {
+    let as_result = self.tool_functions.iter().find(|(f, _)| f == &call.name)?.1;
+    let Ok(Value::Array(args)) = serde_json::from_str::<Value>(&call.args_json) else { return None };
+    let (Some(Value::String(server)), Some(Value::String(tool))) = (args.first(), args.get(1)) else { return None };
+    let name = format!("{server}:{tool}");
+    // A tool outside the index is refused by the function itself: nobody is asked about it.
+    self.tool(&name)?;
+    let input = args.get(2).filter(|v| !v.is_null()).map_or_else(|| "{}".to_string(), Value::to_string);
+    Some((name, input, as_result))
   }
 }
 
@@ -77,12 +100,16 @@ impl Reply for UnwrapReply {
 
 impl Host for EngineHost {
   fn call(&self, call: HostCall, reply: Box<dyn Reply>) {
-    if call.target == CallTarget::Function {
-      return self.inner.call(call, reply);
-    }
-    let reply: Box<dyn Reply> = Box::new(UnwrapReply(reply));
+    let (tool, input_json, reply): (String, String, Box<dyn Reply>) = match call.target {
+      CallTarget::Tool => (call.name.clone(), call.args_json.clone(), Box::new(UnwrapReply(reply))),
+      CallTarget::Function => match self.approvals.as_ref().and_then(|_| self.tool_of_function(&call)) {
+        Some((tool, input, true)) => (tool, input, Box::new(AsResult(reply))),
+        Some((tool, input, false)) => (tool, input, reply),
+        None => return self.inner.call(call, reply),
+      },
+    };
     let Some(approvals) = &self.approvals else { return self.inner.call(call, reply) };
-    match approvals.verdict(&call.call_id, &call.name, || self.tool(&call.name)) {
+    match approvals.verdict(&call.call_id, &tool, || self.tool(&tool)) {
       Verdict::Go => {
         approvals.release_start(&call.call_id, &*self.inner);
         self.inner.call(call, reply);
@@ -91,7 +118,7 @@ impl Host for EngineHost {
         approvals.refused(&call.call_id);
         reply.send(denied(message));
       }
-      Verdict::Ask(ask) => approvals.enqueue(Pending { call, reply, ask }, &self.inner),
+      Verdict::Ask(ask) => approvals.enqueue(Pending { call, reply, ask, tool, input_json }, &self.inner),
     }
   }
 
@@ -148,6 +175,23 @@ impl Host for EngineHost {
   }
 }
 
+/// A `toolFunctions` function that never throws: its refusal is `{ ok: false, error }`. Answers
+/// from the function itself pass through unchanged.
+struct AsResult(Box<dyn Reply>);
+
+impl Reply for AsResult {
+  fn send(self: Box<Self>, result: CallResult) {
+    let result = match result {
+      CallResult::Err(HostFailure { message, code: Some(code), .. }) if code == ErrorCode::AccessDenied.as_str() => {
+        let refused = serde_json::json!({ "ok": false, "error": { "code": code, "message": message } });
+        CallResult::Ok(Some(refused.to_string()))
+      }
+      other => other,
+    };
+    self.0.send(result);
+  }
+}
+
 /// The refusal a script sees for a call that is not approved.
 fn denied(message: String) -> CallResult {
   CallResult::Err(HostFailure { message, code: Some(ErrorCode::AccessDenied.as_str().into()), details_json: None })
@@ -164,6 +208,9 @@ struct Pending {
   call: HostCall,
   reply: Box<dyn Reply>,
   ask: ApprovalAsk,
+  /// The tool the call calls (a `toolFunctions` call's `<server>:<tool>`), and its input.
+  tool: String,
+  input_json: String,
 }
 
 #[derive(Default)]
@@ -263,7 +310,7 @@ impl Approvals {
 
   fn enqueue(self: &Arc<Self>, mut pending: Pending, inner: &Arc<dyn Host>) {
     pending.ask.execution_id = pending.call.execution_id.clone();
-    pending.ask.input_json = pending.call.args_json.clone();
+    pending.ask.input_json = pending.input_json.clone();
     let start = {
       let mut st = self.lock();
       if st.finished {
@@ -285,7 +332,7 @@ impl Approvals {
       loop {
         match st.queue.pop_front() {
           // An earlier `approve_always` covers it now.
-          Some(p) if st.always.contains(&p.call.name) => {
+          Some(p) if st.always.contains(&p.tool) => {
             st.decided.remove(&p.call.call_id);
             let start = st.starts.remove(&p.call.call_id);
             drop(st);
@@ -303,24 +350,24 @@ impl Approvals {
         }
       }
     };
-    let Some(Pending { call, reply, ask }) = pending else { return };
+    let Some(Pending { call, reply, ask, tool, .. }) = pending else { return };
     let shared = self.shared.lock().unwrap_or_else(|p| p.into_inner()).upgrade();
     if let Some(shared) = &shared {
       shared.hold();
     }
     let asked = Instant::now();
     // Exactly one of the host's answer and the timer decides.
-    let slot = Arc::new(Mutex::new(Some((call, reply, shared))));
+    let slot = Arc::new(Mutex::new(Some((call, reply, shared, tool))));
     let decide = {
       let this = self.clone();
       let inner = inner.clone();
       let slot = slot.clone();
       move |outcome: Outcome| {
-        let Some((call, reply, shared)) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() else { return };
+        let Some((call, reply, shared, tool)) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() else { return };
         if let Some(shared) = &shared {
           shared.release();
         }
-        this.answered(call, reply, outcome, asked.elapsed(), &inner);
+        this.answered(call, &tool, reply, outcome, asked.elapsed(), &inner);
         this.ask_next(inner);
       }
     };
@@ -346,36 +393,40 @@ impl Approvals {
     inner.approve(ask, Box::new(move |answer| decide(Outcome::Answer(answer))));
   }
 
-  fn answered(&self, call: HostCall, reply: Box<dyn Reply>, outcome: Outcome, waited: Duration, inner: &Arc<dyn Host>) {
+  fn answered(
+    &self,
+    call: HostCall,
+    tool: &str,
+    reply: Box<dyn Reply>,
+    outcome: Outcome,
+    waited: Duration,
+    inner: &Arc<dyn Host>,
+  ) {
     let (decision, go, message): (&'static str, bool, Option<String>) = match outcome {
       Outcome::Answer(Approval::Approve) => ("approve", true, None),
       Outcome::Answer(Approval::ApproveAlways) => {
-        self.lock().always.insert(call.name.clone());
+        self.lock().always.insert(tool.to_string());
         ("approve_always", true, None)
       }
       Outcome::Answer(Approval::Decline(note)) => (
         "decline",
         false,
         Some(match note {
-          Some(note) => format!("Tool '{}' was not approved: declined by the user ({note})", call.name),
-          None => format!("Tool '{}' was not approved: declined by the user", call.name),
+          Some(note) => format!("Tool '{tool}' was not approved: declined by the user ({note})"),
+          None => format!("Tool '{tool}' was not approved: declined by the user"),
         }),
       ),
-      Outcome::TimedOut => {
-        ("timeout", false, Some(format!("Tool '{}' was not approved: approval timed out", call.name)))
-      }
+      Outcome::TimedOut => ("timeout", false, Some(format!("Tool '{tool}' was not approved: approval timed out"))),
       Outcome::Answer(Approval::Unavailable) if self.policy.allow_when_unavailable => ("unavailable", true, None),
-      Outcome::Answer(Approval::Unavailable) => (
-        "unavailable",
-        false,
-        Some(format!("Tool '{}' was not approved: the client cannot ask for approval", call.name)),
-      ),
+      Outcome::Answer(Approval::Unavailable) => {
+        ("unavailable", false, Some(format!("Tool '{tool}' was not approved: the client cannot ask for approval")))
+      }
     };
     let finished = self.lock().finished;
     inner.event(Event::Approval {
       execution_id: call.execution_id.clone(),
       call_id: call.call_id.clone(),
-      tool_name: call.name.clone(),
+      tool_name: tool.to_string(),
       decision,
       waited_ms: waited.as_secs_f64() * 1000.0,
     });
