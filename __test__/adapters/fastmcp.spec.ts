@@ -8,7 +8,7 @@ import { FastMCP, FastMCPSession, UserError } from 'fastmcp'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { codeMode } from '../../lib/adapters/fastmcp.mjs'
 import type { CodeCall } from '../../index.js'
 
@@ -42,7 +42,10 @@ function makeServer(seen: Seen[]) {
     name: 'orders_by_user',
     description: 'Orders placed by one user',
     parameters: z.object({ userId: z.number().int() }),
-    execute: async (args) => JSON.stringify(ORDERS.filter((o) => o.userId === args.userId)),
+    execute: async (args) => {
+      seen.push({ tool: 'orders_by_user', context: { userId: args.userId } })
+      return JSON.stringify(ORDERS.filter((o) => o.userId === args.userId))
+    },
   })
   server.addTool({
     name: 'orders_summary',
@@ -84,12 +87,15 @@ afterEach(async () => {
   for (const close of open.splice(0).reverse()) await close().catch(() => {})
 })
 
-async function inMemory(options: Record<string, unknown> = {}) {
+type Elicit = (params: { message: string }) => Promise<{ action: string; content?: Record<string, unknown> }>
+
+async function inMemory(options: Record<string, unknown> = {}, elicit?: Elicit) {
   const seen: Seen[] = []
   const server = makeServer(seen)
   const codecall = codeMode(server, options) as CodeCall
   const [serverSide, clientSide] = InMemoryTransport.createLinkedPair()
-  const client = new Client({ name: 'test', version: '1' })
+  const client = new Client({ name: 'test', version: '1' }, elicit ? { capabilities: { elicitation: {} } } : undefined)
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, (r) => elicit(r.params as any) as any)
   await Promise.all([server.connect(serverSide, { user: 'ada@example.com' }), client.connect(clientSide)])
   open.push(() => codecall.dispose(), () => client.close(), () => server.stop())
   const call = async (name: string, args: Record<string, unknown>, opts: Record<string, unknown> = {}) =>
@@ -237,5 +243,26 @@ describe('codeMode(FastMCP) over its own Streamable HTTP server', () => {
       const r = await client.callTool({ name: 'codecall_execute', arguments: { script: `return (await callTool('users_list', { limit: 1 }))[0].name` } })
       expect((r.structuredContent as any).result).toBe('Ada')
     }
+  })
+})
+
+describe('codeMode(FastMCP) asks the session\'s client for approvals (§9)', () => {
+  it('accept runs the call, decline never reaches the tool; without the capability, whenUnavailable', async () => {
+    const asked: string[] = []
+    const { execute, seen } = await inMemory({ approval: { ask: ['orders_*'] } }, async (p) => {
+      asked.push(p.message)
+      return p.message.includes('"userId": 2') ? { action: 'decline' } : { action: 'accept', content: {} }
+    })
+    const r = await execute(`
+      const a = await callTool('orders_by_user', { userId: 1 })
+      const b = await callTool('orders_by_user', { userId: 2 }, { throwOnError: false })
+      return [a.length, b.error.code]`)
+    expect(r).toMatchObject({ status: 'ok', result: [2, 'ACCESS_DENIED'] })
+    expect(asked).toHaveLength(2)
+    expect(seen.map((s) => s.tool)).toEqual(['orders_by_user'])
+    const none = await inMemory({ approval: { ask: ['orders_*'] } })
+    const n = await none.execute("return (await callTool('orders_by_user', { userId: 1 }, { throwOnError: false })).error.message")
+    expect(n.result).toBe("Tool 'orders_by_user' was not approved: the client cannot ask for approval")
+    expect(none.seen).toEqual([])
   })
 })

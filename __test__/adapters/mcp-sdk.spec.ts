@@ -7,7 +7,7 @@ import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.j
 import { Server as ServerV1 } from '@modelcontextprotocol/sdk/server/index.js'
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport as MemoryV1 } from '@modelcontextprotocol/sdk/inMemory.js'
-import { CallToolRequestSchema, ListToolsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolRequestSchema, ElicitRequestSchema, ListToolsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { McpServer as McpServerV2, InMemoryTransport as MemoryV2 } from '@modelcontextprotocol/server'
 import { Client as ClientV2 } from '@modelcontextprotocol/client'
 import { codeMode } from '../../lib/adapters/mcp-sdk.mjs'
@@ -17,11 +17,14 @@ import type { CodeCall } from '../../index.js'
 type Seen = { tool: string; args: unknown; keys: string[]; signal: boolean; progressToken?: unknown }
 
 /** One server of the flavour, with the same tools: two apps, failures, structured output, context. */
+/** §9: a client's elicitation handler (its params in, the ElicitResult out). */
+type Elicit = (params: { message: string; requestedSchema?: unknown }) => Promise<{ action: string; content?: Record<string, unknown> }>
+
 interface Harness {
   server: any
   seen: Seen[]
   register(name: string, description: string, handler?: () => unknown): void
-  connect(): Promise<{ client: any; close: () => Promise<void> }>
+  connect(elicit?: Elicit): Promise<{ client: any; close: () => Promise<void> }>
   /** SDK 2.x's Client takes `(params, options)` and notification methods as strings. */
   v2?: boolean
 }
@@ -96,10 +99,11 @@ function mcpServerV1(): Harness {
     server,
     seen,
     register: (name, description, fn) => server.registerTool(name, { description }, async () => ({ content: [{ type: 'text', text: JSON.stringify(fn ? fn() : name) }] })),
-    connect: async () => {
+    connect: async (elicit?: Elicit) => {
       const [a, b] = MemoryV1.createLinkedPair()
       await server.connect(a)
-      const client = new ClientV1({ name: 'test', version: '1' })
+      const client = new ClientV1({ name: 'test', version: '1' }, elicit ? { capabilities: { elicitation: {} } } : undefined)
+      if (elicit) client.setRequestHandler(ElicitRequestSchema, (r: any) => elicit(r.params) as any)
       await client.connect(b)
       return { client, close: () => client.close() }
     },
@@ -125,10 +129,11 @@ function mcpServerV2(): Harness {
     seen,
     v2: true,
     register: (name, description, fn) => server.registerTool(name, { description }, async () => ({ content: [{ type: 'text', text: JSON.stringify(fn ? fn() : name) }] })),
-    connect: async () => {
+    connect: async (elicit?: Elicit) => {
       const [a, b] = MemoryV2.createLinkedPair()
       await server.connect(a)
-      const client = new ClientV2({ name: 'test', version: '1' })
+      const client = new ClientV2({ name: 'test', version: '1' }, elicit ? { capabilities: { elicitation: { form: {} } } } : undefined)
+      if (elicit) client.setRequestHandler('elicitation/create', (r: any) => elicit(r.params) as any)
       await client.connect(b)
       return { client, close: () => client.close() }
     },
@@ -173,10 +178,11 @@ function serverV1(): Harness {
       h[name] = async () => ({ content: [{ type: 'text', text: JSON.stringify(fn ? fn() : name) }] })
       server.sendToolListChanged().catch(() => {})
     },
-    connect: async () => {
+    connect: async (elicit?: Elicit) => {
       const [a, b] = MemoryV1.createLinkedPair()
       await server.connect(a)
-      const client = new ClientV1({ name: 'test', version: '1' })
+      const client = new ClientV1({ name: 'test', version: '1' }, elicit ? { capabilities: { elicitation: {} } } : undefined)
+      if (elicit) client.setRequestHandler(ElicitRequestSchema, (r: any) => elicit(r.params) as any)
       await client.connect(b)
       return { client, close: () => client.close() }
     },
@@ -194,10 +200,10 @@ afterEach(async () => {
   for (const close of open.splice(0)) await close()
 })
 
-async function setup(make: () => Harness, options: Record<string, unknown> = {}) {
+async function setup(make: () => Harness, options: Record<string, unknown> = {}, elicit?: Elicit) {
   const harness = make()
   const codecall = codeMode(harness.server, options) as CodeCall
-  const { client, close } = await harness.connect()
+  const { client, close } = await harness.connect(elicit)
   open.push(close, () => codecall.dispose())
   const call = async (name: string, args: Record<string, unknown>, opts: Record<string, unknown> = {}) => {
     const r = harness.v2 ? await client.callTool({ name, arguments: args }, opts) : await client.callTool({ name, arguments: args }, undefined, opts)
@@ -404,5 +410,35 @@ describe('codeMode(): arguments and the SDK internals it relies on', () => {
     } finally {
       warn.mockRestore()
     }
+  })
+})
+
+describe.each(FLAVOURS)("codeMode(%s) asks the session's client for approvals (§9)", (_, make) => {
+  it('accept runs the call, decline never reaches the tool', async () => {
+    const asked: string[] = []
+    const { execute, harness } = await setup(make, { approval: { ask: ['orders_*'] } }, async (p) => {
+      asked.push(p.message)
+      return p.message.includes("'orders_summary'") ? { action: 'decline' } : { action: 'accept', content: { always: false } }
+    })
+    const r = await execute(`
+      const users = await callTool('users_list', {})
+      const orders = await callTool('orders_by_user', { userId: users[0].id })
+      const summary = await callTool('orders_summary', {}, { throwOnError: false })
+      return [orders.length, summary.error]`)
+    expect(r).toMatchObject({ status: 'ok', result: [2, { code: 'ACCESS_DENIED', message: "Tool 'orders_summary' was not approved: declined by the user" }] })
+    expect(asked).toHaveLength(2)
+    expect(asked[0]).toMatch(/the tool 'orders_by_user'/)
+    expect(asked[0]).toContain('"userId": 1')
+    expect(harness.seen.map((s) => s.tool)).toEqual(['users_list', 'orders_by_user'])
+  })
+
+  it('a client without elicitation: whenUnavailable', async () => {
+    const denied = await setup(make, { approval: { ask: ['users_*'] } })
+    const r = await denied.execute("return (await callTool('users_list', {}, { throwOnError: false })).error.message")
+    expect(r.result).toBe("Tool 'users_list' was not approved: the client cannot ask for approval")
+    expect(denied.harness.seen).toEqual([])
+    const allowed = await setup(make, { approval: { ask: ['users_*'], whenUnavailable: 'allow' } })
+    const ok = await allowed.execute("return (await callTool('users_list', {})).length")
+    expect(ok.result).toBe(2)
   })
 })
