@@ -21,7 +21,7 @@ if (!readdirSync(root).some((f) => /^codecall\..*\.node$/.test(f))) step('npm ru
 
 const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')
 const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js')
-const { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } = await import(
+const { ElicitRequestSchema, LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } = await import(
   '@modelcontextprotocol/sdk/types.js'
 )
 const { allTools } = await import('./mcp-server/apps/index.mjs')
@@ -46,7 +46,14 @@ async function call(name, args, options) {
   return r.structuredContent ?? JSON.parse(r.content[0].text)
 }
 
-const client = new Client({ name: 'codecall-demo', version: '0.1.0' })
+// The client can ask its user (elicitation): the server's approval policy puts risky calls to a
+// person through it. Here the "person" reads the question and says yes.
+const client = new Client({ name: 'codecall-demo', version: '0.1.0' }, { capabilities: { elicitation: {} } })
+const approvals = []
+client.setRequestHandler(ElicitRequestSchema, async (request) => {
+  approvals.push(request.params.message)
+  return { action: 'accept', content: { always: false } }
+})
 const logs = []
 client.onerror = (e) => console.log('[client error]', String(e?.message ?? e).slice(0, 300))
 client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params))
@@ -149,6 +156,20 @@ console.log(`  an internal tool    → ${hidden.status} ${hidden.error.code}: ${
 console.log(bold('\n■ 7. codecall:invoke — one call, no script'))
 const invoked = await timed('invoke', () => call('codecall:invoke', { tool: 'users:get', input: { userId: 'usr_002' } }))
 console.log(indent(JSON.stringify(invoked, null, 2).split('\n').slice(0, 14).join('\n')))
+
+console.log(bold('\n■ 8. A person approves a risky call (MCP elicitation)'))
+approvals.length = 0
+const approved = await timed('execute, with one approval', () =>
+  call('codecall:execute', {
+    script: "const r = await callTool('orders:cancel', { orderId: 'ord_120', reason: 'customer_request' }); return { status: r.order.status, refundId: r.refundId }",
+  }),
+)
+for (const message of approvals) {
+  console.log('  the person was asked:')
+  console.log(indent(message.split('\n').slice(0, 6).join('\n'), 4))
+  console.log('  → accept')
+}
+console.log(`  result: ${approved.status} ${JSON.stringify(approved.result ?? approved.error)}`)
 
 await client.close()
 console.log(bold('\nDone.'))

@@ -71,6 +71,9 @@ export function createExampleServer(options = {}) {
       metaToolSeparator: options.separator ?? ':',
       directCalls: { enabled: options.directCalls ?? true },
       vm: { preset: options.preset ?? 'secure' },
+      // §9: a person approves refunds, coupon deletions and order cancellations through the MCP
+      // client (elicitation); a client that cannot ask gets ACCESS_DENIED for those.
+      approval: options.approval ?? { ask: ['billing:refund*', 'billing:delete*', 'orders:cancel'] },
     })
     const session = { server, codecall }
     sessions.add(session)
