@@ -2,10 +2,14 @@
 // `elicitation/create` (the real SDK Client with an elicitation handler), in both isolations. The
 // fixture upstream counts its calls, proving a declined call never reached it. And `codecall exec`
 // without a terminal falls back to whenUnavailable.
-import { readFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { callMeta, connectStdio, leftovers, newMark, runCli, servers, tempDir, writeConfig } from './helpers'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { callMeta, CLI, connectStdio, leftovers, newMark, runCli, servers, startCli, tempDir, writeConfig } from './helpers'
 
 const mark = newMark()
 const dir = tempDir()
@@ -91,6 +95,32 @@ for (const isolation of ['process', 'thread']) {
       }
     })
 
+    it('a person who never answers: approval timed out, and the elicitation is cancelled', async () => {
+      const quick = writeConfig(
+        dir,
+        { mcpServers: { gh: servers.fixture(mark, '--approval-tools', '--name', 'gh') }, codecall: { approval: { require: 'destructive', timeoutMs: 400 }, vm: { isolation } } },
+        `approval-quick-${isolation}.json`,
+      )
+      const { client, transport } = await connectStdio(quick, [], { CODECALL_TEST_MARK: mark }, () => new Promise(() => {}))
+      // What reaches the client: the SDK client itself ignores a cancellation of request id 0
+      // (`if (!requestId) return`), so the test reads the wire.
+      const cancelled: unknown[] = []
+      const deliver = transport.onmessage!
+      transport.onmessage = (message: any, extra?: any) => {
+        if (message.method === 'notifications/cancelled') cancelled.push(message.params)
+        ;(deliver as any)(message, extra)
+      }
+      try {
+        const r = await callMeta(client, 'codecall_execute', { script: "return (await callTool('gh:repo_delete', {}, { throwOnError: false })).error" })
+        expect(r.result).toEqual({ code: 'ACCESS_DENIED', message: "Tool 'gh:repo_delete' was not approved: approval timed out" })
+        await new Promise((r) => setTimeout(r, 300))
+        expect(cancelled).toEqual([expect.objectContaining({ requestId: 0 })])
+        expect(await calls(client)).toEqual({ calls: 1 })
+      } finally {
+        await client.close()
+      }
+    })
+
     it('a client without the elicitation capability: whenUnavailable (deny); invoke too', async () => {
       const { client } = await connectStdio(config, [], { CODECALL_TEST_MARK: mark })
       try {
@@ -106,6 +136,43 @@ for (const isolation of ['process', 'thread']) {
   })
 }
 
+describe('codecall serve --http: each session asks its own client', () => {
+  it('two sessions, two people: each is asked about its own call only', async () => {
+    const config = writeConfig(dir, { mcpServers: { gh: servers.fixture(mark, '--approval-tools', '--name', 'gh') }, codecall: { approval: { require: 'destructive' } } }, 'approval-http.json')
+    const g = startCli(['serve', '--config', config, '--http', '0'], { env: { CODECALL_TEST_MARK: mark }, ready: /listening on (http:\/\/\S+)/ })
+    const [, url] = await g.ready
+    const person = (answer: string, asked: string[]) => {
+      const client = new Client({ name: `person-${answer}`, version: '1' }, { capabilities: { elicitation: {} } })
+      client.setRequestHandler(ElicitRequestSchema, async (r) => {
+        asked.push(r.params.message)
+        return { action: answer }
+      })
+      return client
+    }
+    const askedA: string[] = []
+    const askedB: string[] = []
+    const a = person('accept', askedA)
+    const b = person('decline', askedB)
+    try {
+      await a.connect(new StreamableHTTPClientTransport(new URL(url)))
+      await b.connect(new StreamableHTTPClientTransport(new URL(url)))
+      const run = (c: Client, repo: string) =>
+        callMeta(c, 'codecall_execute', { script: `const r = await callTool('gh:repo_delete', { repo: '${repo}' }, { throwOnError: false }); return r.success ? r.data.done : r.error.code` })
+      const [ra, rb] = await Promise.all([run(a, 'from-a'), run(b, 'from-b')])
+      expect([ra.result, rb.result], JSON.stringify([ra, rb])).toEqual(['repo_delete', 'ACCESS_DENIED'])
+      expect(askedA).toHaveLength(1)
+      expect(askedA[0]).toContain('from-a')
+      expect(askedB).toHaveLength(1)
+      expect(askedB[0]).toContain('from-b')
+    } finally {
+      await a.close()
+      await b.close()
+      g.child.kill('SIGTERM')
+      await g.exited
+    }
+  })
+})
+
 describe('codecall exec and approvals', () => {
   it('without a terminal, whenUnavailable decides', async () => {
     const config = writeConfig(dir, { mcpServers: { gh: servers.fixture(mark, '--approval-tools', '--name', 'gh') }, codecall: { approval: { require: 'destructive' } } }, 'exec-approval.json')
@@ -114,5 +181,28 @@ describe('codecall exec and approvals', () => {
     const allowed = writeConfig(dir, { mcpServers: { gh: servers.fixture(mark, '--approval-tools', '--name', 'gh') }, codecall: { approval: { require: 'destructive', whenUnavailable: 'allow' } } }, 'exec-approval-allow.json')
     const r2 = await runCli(['exec', '--config', allowed, '--code', "return (await callTool('gh:repo_delete', {})).done"])
     expect(JSON.parse(r2.stdout)).toEqual({ ok: true, value: 'repo_delete' })
+  })
+
+  it.runIf(existsSync('/usr/bin/script'))('asks on the terminal when stdin is one: y / n / a', async () => {
+    const config = writeConfig(dir, { mcpServers: { gh: servers.fixture(mark, '--approval-tools', '--name', 'gh') }, codecall: { approval: { require: 'destructive' } } }, 'exec-tty.json')
+    const plan = join(dir, 'tty-plan.js')
+    writeFileSync(plan, "const a = await callTool('gh:repo_delete', { repo: 'a' }); const b = await callTool('gh:repo_delete', { repo: 'b' }); const c = await callTool('gh:repo_touch', {}, { throwOnError: false }); return [a.done, b.done, c.error && c.error.code]")
+    // util-linux `script` gives the CLI a pseudo-terminal as stdin; we type the answers.
+    const child = spawn('/usr/bin/script', ['-qec', `'${process.execPath}' '${CLI}' exec --config '${config}' --file '${plan}'`, '/dev/null'], {
+      env: { ...process.env, CODECALL_TEST_MARK: mark },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    let out = ''
+    let prompts = 0
+    const answers = ['a', 'n']
+    child.stdout.on('data', (c) => {
+      out += c
+      const seen = out.split('Allow it?').length - 1
+      while (prompts < seen) child.stdin.write(`${answers[prompts++] ?? 'n'}\n`)
+    })
+    await new Promise((r) => child.on('exit', r))
+    expect(prompts).toBe(2) // 'a' covered the second repo_delete
+    const line = out.split(/\r?\n/).find((l) => l.startsWith('{"ok"'))
+    expect(JSON.parse(line ?? 'null')).toEqual({ ok: true, value: ['repo_delete', 'repo_delete', 'ACCESS_DENIED'] })
   })
 })

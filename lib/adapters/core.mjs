@@ -193,7 +193,7 @@ export function attach(binding, options) {
         const elicit = context.elicit
         if (approvalOn && elicit && context.canElicit?.()) {
           const signal = context.signal ? AbortSignal.any([context.signal, scope.signal]) : scope.signal
-          host.approve = (/** @type {any} */ r) => approveByElicitation((params) => elicit(params, { signal, timeout: approvalTimeout }), r)
+          host.approve = (/** @type {any} */ r) => approveByElicitation(elicit, r, { signal, timeout: approvalTimeout })
         }
         try {
           const result = await codecall.handle(name, args ?? {}, host)

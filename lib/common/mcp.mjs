@@ -154,15 +154,25 @@ const REASONS = {
  * `CodeCallHost.approve` over MCP elicitation (§9): asks the person behind the requesting client
  * with `elicitation/create` in form mode. `elicit(params)` sends it on that client's session;
  * `accept` → approve (or approve_always with `always`), `decline` / `cancel` → decline.
- * @param {(params: any) => Promise<{ action: string, content?: Record<string, unknown> }>} elicit
+ * The request is cancelled (`notifications/cancelled`, by the SDK) when `timeout` passes or
+ * `signal` aborts while it is open — once: a settled ask no longer listens to `signal`.
+ * @param {(params: any, options: { signal: AbortSignal, timeout: number }) => Promise<{ action: string, content?: Record<string, unknown> }>} elicit
  * @param {{ toolName: string, input: unknown, reason: string }} request
- * @param {{ server?: string, tool?: string }} [names] how to name the tool (the gateway: its server)
+ * @param {{ signal?: AbortSignal, timeout: number, server?: string, tool?: string }} how `server` / `tool`: how to name the tool (the gateway)
  * @returns {Promise<'approve' | 'approve_always' | 'decline'>}
  */
-export async function approveByElicitation(elicit, request, names) {
-  const what = names?.server ? `the tool '${names.tool}' of the MCP server '${names.server}'` : `the tool '${request.toolName}'`
+export async function approveByElicitation(elicit, request, how) {
+  const what = how.server ? `the tool '${how.tool}' of the MCP server '${how.server}'` : `the tool '${request.toolName}'`
   const message = `A code-mode script wants to call ${what}: ${REASONS[request.reason] ?? request.reason}. Allow it?\n\nInput:\n${shownInput(request.input)}`
-  const result = await elicit({ mode: 'form', message, requestedSchema: APPROVAL_SCHEMA })
+  const ask = new AbortController()
+  const stop = () => ask.abort(how.signal?.reason)
+  how.signal?.addEventListener('abort', stop, { once: true })
+  let result
+  try {
+    result = await elicit({ mode: 'form', message, requestedSchema: APPROVAL_SCHEMA }, { signal: ask.signal, timeout: how.timeout })
+  } finally {
+    how.signal?.removeEventListener('abort', stop)
+  }
   if (result?.action === 'accept') return result.content?.always === true ? 'approve_always' : 'approve'
   return 'decline'
 }

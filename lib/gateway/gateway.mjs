@@ -411,8 +411,8 @@ export class Gateway {
       (elicit && scope.canElicit()
         ? (/** @type {any} */ request) => {
             const at = request.toolName.indexOf(':')
-            const names = at > 0 ? { server: request.toolName.slice(0, at), tool: request.toolName.slice(at + 1) } : undefined
-            return approveByElicitation((params) => elicit(params, { signal: scope.signal, timeout }), request, names)
+            const names = at > 0 ? { server: request.toolName.slice(0, at), tool: request.toolName.slice(at + 1) } : {}
+            return approveByElicitation(elicit, request, { ...names, signal: scope.signal, timeout })
           }
         : undefined)
     return {

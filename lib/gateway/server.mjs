@@ -103,10 +103,20 @@ export class Sessions {
 export async function serveStdio(gateway, sessions, onClosed) {
   const server = sessions.create()
   const transport = new StdioServerTransport()
-  transport.onclose = onClosed
-  process.stdin.on('end', onClosed)
+  // Once: the transport's close() calls onclose again (and the SDK's close runs through it), so
+  // a close that starts from either end must not start another.
+  let closed = false
+  const ended = () => {
+    if (closed) return
+    closed = true
+    onClosed()
+  }
+  transport.onclose = ended
+  process.stdin.on('end', ended)
   await server.connect(transport)
   return async () => {
+    if (closed && !server.transport) return
+    closed = true
     await server.close().catch(() => {})
   }
 }

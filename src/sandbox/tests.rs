@@ -545,3 +545,66 @@ fn holds_move_the_deadline_by_the_time_held() {
   assert!(shared.past_deadline(base, moved));
   assert!(!shared.past_deadline(base, moved - Duration::from_millis(1)));
 }
+
+/// §9 in the thread pool (the same code a worker process runs): a host that holds the deadline
+/// while it waits (a person deciding) does not time the script out; the deadline moves by the
+/// time held and still fires after.
+#[test]
+fn a_held_deadline_waits_for_the_host_then_still_fires() {
+  use std::sync::Weak;
+  struct HoldingHost {
+    shared: Mutex<Weak<Shared>>,
+    done: Mutex<Sender<Completed>>,
+  }
+  impl Host for HoldingHost {
+    fn call(&self, call: HostCall, reply: Box<dyn Reply>) {
+      let shared = self.shared.lock().ok().and_then(|s| s.upgrade());
+      std::thread::spawn(move || {
+        let hold = call.name == "held";
+        if let (true, Some(s)) = (hold, &shared) {
+          s.hold();
+        }
+        std::thread::sleep(Duration::from_millis(if hold { 600 } else { 2000 }));
+        if let (true, Some(s)) = (hold, &shared) {
+          s.release();
+        }
+        reply.send(CallResult::Ok(Some("1".into())));
+      });
+    }
+    fn event(&self, _: Event) {}
+    fn get_tool(&self, _: &str, _: Duration) -> Option<String> {
+      None
+    }
+    fn attached(&self, shared: &Arc<Shared>) {
+      if let Ok(mut s) = self.shared.lock() {
+        *s = Arc::downgrade(shared);
+      }
+    }
+    fn complete(&self, c: Completed) {
+      if let Ok(d) = self.done.lock() {
+        let _ = d.send(c);
+      }
+    }
+  }
+  let sandbox = Arc::new(SandboxConfig::default());
+  let pool = Pool::new(sandbox.clone()).unwrap_or_else(|e| panic!("{e}"));
+  let run = |script: &str| {
+    let (tx, rx) = channel();
+    let host = Arc::new(HoldingHost { shared: Mutex::new(Weak::new()), done: Mutex::new(tx) });
+    let mut config = ExecuteConfig::new(&sandbox);
+    config.timeout = Duration::from_millis(200);
+    let shared = Arc::new(Shared::new("e".into(), host.clone(), config.timeout));
+    shared.host.attached(&shared);
+    let started = std::time::Instant::now();
+    pool.submit(script.into(), config, shared);
+    let c = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("no result for {script}"));
+    (c, started.elapsed())
+  };
+  // 600 ms held against a 200 ms timeout: finishes.
+  let (ok, _) = run("await callTool('held'); return 2");
+  assert_eq!(ok_json(&ok), "2");
+  // Held 600 ms, then a 2 s call that is not held: times out — at 200 + 600 ms, not before.
+  let (late, took) = run("await callTool('held'); await callTool('plain'); return 3");
+  assert_eq!(code(&late), "TIMEOUT");
+  assert!(took >= Duration::from_millis(780), "the deadline moved by the time held ({took:?})");
+}
