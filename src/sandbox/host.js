@@ -138,9 +138,24 @@
   // Execution key → its dispatcher, from `register` until its result is delivered.
   const dispatchers = new Map();
 
+  // Each execution's host callbacks (callTool, functions, approve, getTool, onEvent) run in the
+  // async context its execute() was called in: an AsyncLocalStorage store — the request's user,
+  // its trace — is that caller's, not whichever execution's call woke Node's thread first.
+  // (`process.getBuiltinModule` is Node ≥ 20.16; older Nodes keep the old behaviour.)
+  const asyncHooks = typeof process === 'object' && typeof process.getBuiltinModule === 'function'
+    ? process.getBuiltinModule('node:async_hooks')
+    : undefined;
+  const AsyncResource = asyncHooks ? asyncHooks.AsyncResource : undefined;
+
   function register(key, host, signal, abort) {
     const pair = createDispatcher(host, signal, abort);
-    dispatchers.set(key, pair[1]);
+    let dispatch = pair[1];
+    if (AsyncResource !== undefined) {
+      const scope = new AsyncResource('CodeCallExecution');
+      const inner = dispatch;
+      dispatch = (kind, payload, token) => scope.runInAsyncScope(inner, null, kind, payload, token);
+    }
+    dispatchers.set(key, dispatch);
     return pair[0];
   }
 
