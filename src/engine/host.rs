@@ -100,15 +100,21 @@ impl Reply for UnwrapReply {
 
 impl Host for EngineHost {
   fn call(&self, call: HostCall, reply: Box<dyn Reply>) {
+    // Without a policy (the default) nothing is looked at or copied: the bridge's hot path.
+    let Some(approvals) = &self.approvals else {
+      return match call.target {
+        CallTarget::Tool => self.inner.call(call, Box::new(UnwrapReply(reply))),
+        CallTarget::Function => self.inner.call(call, reply),
+      };
+    };
     let (tool, input_json, reply): (String, String, Box<dyn Reply>) = match call.target {
       CallTarget::Tool => (call.name.clone(), call.args_json.clone(), Box::new(UnwrapReply(reply))),
-      CallTarget::Function => match self.approvals.as_ref().and_then(|_| self.tool_of_function(&call)) {
+      CallTarget::Function => match self.tool_of_function(&call) {
         Some((tool, input, true)) => (tool, input, Box::new(AsResult(reply))),
         Some((tool, input, false)) => (tool, input, reply),
         None => return self.inner.call(call, reply),
       },
     };
-    let Some(approvals) = &self.approvals else { return self.inner.call(call, reply) };
     match approvals.verdict(&call.call_id, &tool, || self.tool(&tool)) {
       Verdict::Go => {
         approvals.release_start(&call.call_id, &*self.inner);
@@ -333,12 +339,8 @@ impl Approvals {
         match st.queue.pop_front() {
           // An earlier `approve_always` covers it now.
           Some(p) if st.always.contains(&p.tool) => {
-            st.decided.remove(&p.call.call_id);
-            let start = st.starts.remove(&p.call.call_id);
             drop(st);
-            if let Some(start) = start {
-              inner.event(start);
-            }
+            self.release_start(&p.call.call_id, &*inner);
             inner.call(p.call, p.reply);
             st = self.lock();
           }
@@ -373,16 +375,14 @@ impl Approvals {
     };
     let timeout = self.policy.timeout;
     let on_timeout = decide.clone();
-    let timer_slot = Arc::downgrade(&slot);
     std::thread::Builder::new()
       .name("codecall-approval".into())
       .spawn(move || {
         // Sleeps in short steps so that an answered ask does not keep the thread for long.
         let until = Instant::now() + timeout;
         while Instant::now() < until {
-          match timer_slot.upgrade() {
-            Some(slot) if slot.lock().unwrap_or_else(|p| p.into_inner()).is_some() => {}
-            _ => return,
+          if slot.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
+            return;
           }
           std::thread::sleep((until - Instant::now()).min(Duration::from_millis(100)));
         }
