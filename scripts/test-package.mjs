@@ -8,7 +8,10 @@
 //    and ESM imports, every `exports` subpath, a host tool call with the default isolation (the
 //    worker found inside the installed platform package) and with `thread`, the `codecall` bin,
 //    `tsc --noEmit` of a TypeScript user file under `moduleResolution` node16 and bundler, one
-//    Jest and one Vitest test.
+//    Jest and one Vitest test. Then OpenTelemetry (api.md §10, docs/design/telemetry-plan.md §1):
+//    without `@opentelemetry/api` installed nothing loads it (engine and gateway); a decoy API in
+//    the app's cwd is never loaded; once `npm pack`ed from this checkout's node_modules and
+//    installed, a hand-written TracerProvider receives a `codecall.execute` span.
 // 4. Prints the tarball sizes (`.package-test/sizes.json`; BENCHMARKS.md records them).
 //
 // Needs `npm run build` first (the release `.node` and worker), or `npm run build:target -- <this
@@ -324,6 +327,170 @@ check('one Vitest test', () => {
   const line = out.split('\n').find((l) => /Tests\s/.test(l))
   assert(line && /1 passed/.test(line), out)
   return line.replace(/\u001b\[[0-9;]*m/g, '').trim()
+})
+
+// ---- 3b. OpenTelemetry: absent, never from the app's cwd, then installed (api.md §10) ------------
+//
+// The project has no `@opentelemetry/api` yet: it is an optional peer dependency, which npm never
+// installs. The engine and the gateway resolve it from the package's own location (never the
+// app's cwd), and only once a CodeCall or a Gateway exists.
+
+/** The user's environment: the installed package finds its own embedding table. */
+const userEnv = (() => {
+  const { CODECALL_EMBEDDINGS_PATH: _, ...env } = process.env
+  return env
+})()
+const installedMain = join(project, 'node_modules', ...pkg.name.split('/'))
+const tool = `{ name: 'math:add', description: 'Add two numbers', inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } }`
+
+// An upstream MCP server for the gateway (the package's own dependency, the official SDK).
+writeFileSync(
+  join(project, 'fx-server.mjs'),
+  `import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+
+const server = new Server({ name: 'fx', version: '1.0.0' }, { capabilities: { tools: {} } })
+server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [${tool.replace("'math:add'", "'add'")}] }))
+server.setRequestHandler(CallToolRequestSchema, (r) => ({ content: [{ type: 'text', text: JSON.stringify(r.params.arguments.a + r.params.arguments.b) }] }))
+await server.connect(new StdioServerTransport())
+`,
+)
+// The package by name, or (CODECALL_PACKAGE_DIR) by absolute path from another cwd.
+writeFileSync(
+  join(project, 'otel-absent.cjs'),
+  `const assert = require('node:assert/strict')
+const path = require('node:path')
+const { pathToFileURL } = require('node:url')
+const dir = process.env.CODECALL_PACKAGE_DIR
+;(async () => {
+  const { CodeCall } = require(dir ?? '@codecall/native')
+  const cc = new CodeCall()
+  cc.setTools([${tool}])
+  const r = await cc.execute({ script: ${JSON.stringify(script)} }, ${host})
+  assert.deepEqual({ status: r.status, result: r.result }, { status: 'ok', result: ['math:add', 10] })
+  assert.equal(cc.search({ query: 'add numbers' }).tools[0].name, 'math:add')
+  assert.equal(cc.describe({ toolNames: ['math:add'] }).tools.length, 1)
+  await cc.dispose()
+
+  const gatewayModule = dir ? pathToFileURL(path.join(dir, 'lib', 'gateway', 'index.mjs')).href : '@codecall/native/gateway'
+  const { Gateway, RequestScope, parseConfig } = await import(gatewayModule)
+  const logs = []
+  const config = parseConfig({ mcpServers: { fx: { command: process.execPath, args: [path.join(__dirname, 'fx-server.mjs')] } } })
+  const gateway = new Gateway(config, { log: (line) => logs.push(line), audit: null })
+  try {
+    assert.deepEqual((await gateway.search('add numbers')).tools.map((t) => t.name), ['fx:add'], logs.join('\\n'))
+    assert.equal(typeof gateway.hostFor(new RequestScope()).callTool, 'function')
+    const plan = "const a = await callTool('fx:add', { a: 2, b: 3 }); const b = await call_tool('fx', 'add', { a: 1, b: 1 }); await mcp.callTool('fx', 'add', { a: 0, b: 1 }); return [a, b]"
+    const g = await gateway.handle(gateway.metaByKind.execute, { script: plan }, new RequestScope())
+    assert.deepEqual({ status: g.status, result: g.result }, { status: 'ok', result: [5, { ok: true, result: 2 }] }, JSON.stringify(g) + logs.join('\\n'))
+  } finally {
+    await gateway.close()
+  }
+
+  const loaded = Object.keys(require.cache).filter((k) => k.includes('@opentelemetry'))
+  assert.deepEqual(loaded, [], 'loaded though not installed: ' + loaded.join(', '))
+  assert.equal(globalThis[Symbol.for('opentelemetry.js.api.1')], undefined, 'an OpenTelemetry API global was registered')
+  console.log('otel-absent ok')
+})().catch((e) => { console.error(e); process.exit(1) })
+`,
+)
+check('@opentelemetry/api not installed: CodeCall execute/search/describe and a Gateway with an upstream load nothing of it', () => {
+  assert(!existsSync(join(project, 'node_modules', '@opentelemetry', 'api')), 'the project has @opentelemetry/api installed: the check needs it absent')
+  const out = run(process.execPath, ['otel-absent.cjs'], project, { env: userEnv })
+  assert(out.includes('otel-absent ok'), out)
+  return 'no require.cache key, no global'
+})
+
+// A decoy API in the app's cwd, which leaves a marker file if anything loads it.
+const decoy = join(project, 'decoy')
+const decoyApi = join(decoy, 'node_modules', '@opentelemetry', 'api')
+const decoyMarker = join(decoy, 'decoy-api-was-loaded')
+mkdirSync(decoyApi, { recursive: true })
+writeFileSync(join(decoy, 'package.json'), JSON.stringify({ name: 'decoy-app', version: '1.0.0', private: true, dependencies: { '@opentelemetry/api': '1.9.1' } }))
+writeFileSync(join(decoyApi, 'package.json'), JSON.stringify({ name: '@opentelemetry/api', version: '1.9.1', main: 'index.js' }))
+writeFileSync(join(decoyApi, 'index.js'), `require('node:fs').writeFileSync(${JSON.stringify(decoyMarker)}, __filename)\nmodule.exports = {}\n`)
+check("@opentelemetry/api is never resolved from the app's cwd (a decoy there, the package required by path)", () => {
+  let failed = null
+  let out = ''
+  try {
+    out = run(process.execPath, [join(project, 'otel-absent.cjs')], decoy, { env: { ...userEnv, CODECALL_PACKAGE_DIR: installedMain } })
+  } catch (e) {
+    failed = new Error(`${e.stdout ?? ''}${e.stderr ?? ''}` || String(e))
+  }
+  assert(!existsSync(decoyMarker), `the decoy ${decoyApi} (in the cwd, not beside the package) was loaded`)
+  if (failed) throw failed
+  assert(out.includes('otel-absent ok'), out)
+  return `cwd ${decoy}`
+})
+
+// Installed as a user installs it: a tarball of this checkout's copy (no registry), after the
+// checks above. A minimal hand-written TracerProvider: tracers whose spans record their name.
+writeFileSync(
+  join(project, 'otel-present.cjs'),
+  `const assert = require('node:assert/strict')
+const api = require('@opentelemetry/api')
+const ended = []
+let ids = 0
+class Span {
+  constructor(name, options) { this.name = name; this.attributes = { ...options?.attributes }; this.status = { code: 0 }; this.context = { traceId: '1'.padStart(32, '0'), spanId: (++ids).toString(16).padStart(16, '0'), traceFlags: 1 } }
+  spanContext() { return this.context }
+  setAttribute(key, value) { this.attributes[key] = value; return this }
+  setAttributes(attributes) { Object.assign(this.attributes, attributes); return this }
+  addEvent() { return this }
+  addLink() { return this }
+  addLinks() { return this }
+  setStatus(status) { this.status = status; return this }
+  updateName(name) { this.name = name; return this }
+  end() { ended.push(this) }
+  isRecording() { return true }
+  recordException() {}
+}
+const tracer = {
+  startSpan: (name, options) => new Span(name, options),
+  startActiveSpan(name, ...rest) { const fn = rest.pop(); const span = this.startSpan(name, rest[0]); return api.context.with(api.trace.setSpan(rest[1] ?? api.context.active(), span), fn, undefined, span) },
+}
+assert.equal(api.trace.setGlobalTracerProvider({ getTracer: () => tracer }), true)
+;(async () => {
+  const { CodeCall } = require('@codecall/native')
+  const cc = new CodeCall()
+  cc.setTools([${tool}])
+  const r = await cc.execute({ script: ${JSON.stringify(script)} }, ${host})
+  assert.deepEqual({ status: r.status, result: r.result }, { status: 'ok', result: ['math:add', 10] })
+  await cc.dispose()
+  await new Promise((resolve) => setImmediate(resolve))
+  const names = ended.map((s) => s.name)
+  if (!names.includes('codecall.execute')) {
+    console.error('NO_EXECUTE_SPAN ' + JSON.stringify(names))
+    process.exit(2)
+  }
+  const copies = Object.keys(require.cache).filter((k) => k.replace(/\\\\/g, '/').endsWith('/@opentelemetry/api/build/src/index.js'))
+  assert.equal(copies.length, 1, 'copies of @opentelemetry/api loaded: ' + copies.join(', '))
+  console.log('otel-present ok ' + JSON.stringify(names))
+})().catch((e) => { console.error(e); process.exit(1) })
+`,
+)
+check("@opentelemetry/api installed (npm pack of this checkout's copy): a codecall.execute span reaches the app's TracerProvider", () => {
+  const apiSource = join(root, 'node_modules', '@opentelemetry', 'api')
+  const [info] = JSON.parse(run(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', packs], apiSource))
+  run(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', join(packs, info.filename)], project)
+  let out
+  try {
+    out = run(process.execPath, ['otel-present.cjs'], project, { env: userEnv })
+  } catch (e) {
+    const seen = /NO_EXECUTE_SPAN (.*)/.exec(e.stderr ?? '')
+    if (seen) {
+      throw new Error(
+        `no 'codecall.execute' span reached the app's TracerProvider (spans ended: ${seen[1]}). Either the engine did not ` +
+          `find ${join(project, 'node_modules', '@opentelemetry', 'api')} (it resolves it from the platform package's .node ` +
+          `through @codecall/native/package.json, never from the cwd), or the packed build records no spans ` +
+          `(a build without issue 27's engine part: run \`npm run build\` first)`,
+      )
+    }
+    throw new Error(`${e.stdout ?? ''}${e.stderr ?? ''}` || String(e))
+  }
+  assert(out.includes('otel-present ok'), out)
+  return `@opentelemetry/api ${info.version}; spans ${out.trim().split('otel-present ok ').pop()}`
 })
 
 // ---- 4. sizes ------------------------------------------------------------------------------------

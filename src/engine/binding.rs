@@ -11,7 +11,9 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{FnArgs, Function, FunctionCallContext, JsObjectValue, Object, ObjectRef, Unknown};
+use napi::bindgen_prelude::{
+  FnArgs, Function, FunctionCallContext, JsObjectValue, Object, ObjectRef, ToNapiValue, Unknown,
+};
 use napi::{Env, JsValue, Status, ValueType};
 use napi_derive::napi;
 use serde_json::Value;
@@ -23,6 +25,7 @@ use super::host::EngineHost;
 use super::invoke::{Finished, InvokeInput};
 use super::meta::{Meta, MetaNames};
 use super::registry::{Mode, ToolDef};
+use super::telemetry;
 use crate::common::args::{self, array_arg, object_arg, present};
 use crate::sandbox::ExecuteConfig;
 use crate::sandbox::Host;
@@ -60,13 +63,16 @@ pub struct CodeCall {
   refs: ObjectRef<false>,
   instance: u64,
   next_invoke: Cell<u64>,
+  /// `@opentelemetry/api` is there (`refs.otel`, engine/telemetry.js): each meta-tool call asks
+  /// it for a run. False: no telemetry work at all.
+  otel: bool,
 }
 
 type Fn1<'env, A, R> = Function<'env, A, R>;
-/// `invoke(host, name, inputJson, meta, startJson, finish, askJson)` of engine.js.
+/// `invoke(host, name, inputJson, meta, startJson, finish, askJson, run)` of engine.js.
 type InvokeFn<'env> = Function<
   'env,
-  FnArgs<(Object<'env>, String, String, Object<'env>, String, Unknown<'env>, Option<String>)>,
+  FnArgs<(Object<'env>, String, String, Object<'env>, String, Unknown<'env>, Option<String>, Unknown<'env>)>,
   Unknown<'env>,
 >;
 
@@ -178,12 +184,40 @@ impl CodeCall {
     let sandbox = Sandbox::from_config(&env, config)?;
     let helper_factory: Function<Unknown, Unknown> = env.run_script(ENGINE_JS)?;
     refs.set("helper", helper_factory.call(sandbox.settle(&env)?)?)?;
+    // §10: looked for once per Node environment; absent, nothing below exists.
+    let otel = match telemetry::get(&env) {
+      Some(t) => {
+        let callable = engine.callable();
+        let known = env.create_function_from_closure::<Unknown, bool, _>(
+          "known",
+          move |ctx: FunctionCallContext| -> napi::Result<bool> {
+            let name: String = ctx.get(0)?;
+            Ok(callable.read().unwrap_or_else(|p| p.into_inner()).contains_key(&name))
+          },
+        )?;
+        refs.set("known", known)?;
+        if let Some((probe, isolation)) = sandbox.queue_probe() {
+          let read = env.create_function_from_closure::<Unknown, f64, _>(
+            "queued",
+            move |_ctx: FunctionCallContext| -> napi::Result<f64> { Ok(probe().map_or(-1.0, |n| n as f64)) },
+          )?;
+          if let Some(q) = telemetry::call(&env, &t, "watchQueue", FnArgs::from((read, isolation))) {
+            refs.set("queue", q)?;
+          }
+          refs.set("isolation", isolation)?;
+        }
+        refs.set("otel", t)?;
+        true
+      }
+      None => false,
+    };
     Ok(Self {
       engine: RefCell::new(engine),
       sandbox: RefCell::new(sandbox),
       refs: refs.create_ref()?,
       instance: INSTANCES.fetch_add(1, Ordering::Relaxed) + 1,
       next_invoke: Cell::new(0),
+      otel,
     })
   }
 
@@ -229,20 +263,17 @@ impl CodeCall {
   /// `codecall:search`. Throws `TypeError` (`ERR_INVALID_ARG`) for malformed input.
   #[napi(ts_args_type = "input: CodeCallSearchInput", ts_return_type = "CodeCallSearchResult")]
   pub fn search<'env>(&self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
-    let input = self.json_value(env, input, "input")?;
-    let out = self.engine_mut()?.search(&input).map_err(|e| match e {
-      EngineError::InvalidArgument(e) => args::invalid_arg(env, e),
-      EngineError::Index(e) => napi::Error::from_reason(e.to_string()),
-    })?;
-    self.to_js(env, &out)
+    let run = self.begin(env, "search");
+    let r = self.search_inner(env, input);
+    self.answered(env, run, r, input)
   }
 
   /// `codecall:describe`. Throws `TypeError` (`ERR_INVALID_ARG`) for malformed input.
   #[napi(ts_args_type = "input: CodeCallDescribeInput", ts_return_type = "CodeCallDescribeResult")]
   pub fn describe<'env>(&self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
-    let input = self.json_value(env, input, "input")?;
-    let out = self.engine()?.describe(&input).map_err(|m| args::invalid_arg(env, m))?;
-    self.to_js(env, &out)
+    let run = self.begin(env, "describe");
+    let r = self.describe_inner(env, input);
+    self.answered(env, run, r, input)
   }
 
   /// `codecall:execute`: validates and runs the script; every `callTool` goes to `host.callTool`
@@ -294,11 +325,110 @@ impl CodeCall {
   /// executions resolve to `POOL_DISPOSED`.
   #[napi(ts_return_type = "Promise<void>")]
   pub fn dispose<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+    if let (Some(otel), Ok(Some(q))) = (self.otel(env), self.callback(env, "queue")) {
+      telemetry::call(env, &otel, "unwatchQueue", FnArgs::from((q,)));
+    }
     self.sandbox_mut()?.dispose(env)
   }
 }
 
 impl CodeCall {
+  fn search_inner<'env>(&self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
+    let input = self.json_value(env, input, "input")?;
+    let out = self.engine_mut()?.search(&input).map_err(|e| match e {
+      EngineError::InvalidArgument(e) => args::invalid_arg(env, e),
+      EngineError::Index(e) => napi::Error::from_reason(e.to_string()),
+    })?;
+    self.to_js(env, &out)
+  }
+
+  fn describe_inner<'env>(&self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
+    let input = self.json_value(env, input, "input")?;
+    let out = self.engine()?.describe(&input).map_err(|m| args::invalid_arg(env, m))?;
+    self.to_js(env, &out)
+  }
+
+  /// The telemetry object, when `@opentelemetry/api` is there.
+  fn otel<'env>(&self, env: &'env Env) -> Option<Object<'env>> {
+    if !self.otel {
+      return None;
+    }
+    self.refs.get_value(env).ok()?.get::<Object>("otel").ok().flatten()
+  }
+
+  /// A telemetry run for one meta-tool call, or `None` (no API, or nothing records).
+  fn begin<'env>(&self, env: &'env Env, kind: &str) -> Option<Unknown<'env>> {
+    let otel = self.otel(env)?;
+    let isolation: Option<String> = match kind {
+      "execute" => self.refs.get_value(env).ok()?.get("isolation").ok().flatten(),
+      _ => None,
+    };
+    telemetry::run_of(telemetry::call(env, &otel, "begin", FnArgs::from((kind, isolation))))
+  }
+
+  /// search / describe: the run ends with the answer's counts, or failed.
+  fn answered<'env>(
+    &self,
+    env: &'env Env,
+    run: Option<Unknown<'env>>,
+    r: napi::Result<Unknown<'env>>,
+    input: Unknown<'env>,
+  ) -> napi::Result<Unknown<'env>> {
+    let Some(run) = run else { return r };
+    match r {
+      Ok(out) => {
+        let requested = requested_names(env, &input);
+        if let Some(otel) = self.otel(env) {
+          telemetry::call(env, &otel, "answered", FnArgs::from((run, out, requested)));
+        }
+        Ok(out)
+      }
+      Err(e) => Err(self.failed(env, Some(run), e)),
+    }
+  }
+
+  /// Ends `run` as failed with the error's code (`ERR_INVALID_ARG` for a bad argument), and gives
+  /// back the error with its exception still pending.
+  fn failed(&self, env: &Env, run: Option<Unknown>, e: napi::Error) -> napi::Error {
+    let Some(run) = run else { return e };
+    if e.status != Status::PendingException {
+      if let Some(otel) = self.otel(env) {
+        telemetry::call(env, &otel, "failed", FnArgs::from((run, "INTERNAL_ERROR")));
+      }
+      return e;
+    }
+    // Nothing else can be called while the exception is pending: take it, record, throw it again.
+    let mut exception = std::ptr::null_mut();
+    // SAFETY: `env` is this call's live environment on Node's thread; the out-pointer is a local.
+    let status = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
+    if status != napi::sys::Status::napi_ok || exception.is_null() {
+      return e;
+    }
+    // SAFETY: `exception` was just handed out by napi for this scope and is a live value.
+    let thrown = unsafe { Unknown::from_raw_unchecked(env.raw(), exception) };
+    let code: Option<String> = match thrown.get_type() {
+      Ok(ValueType::Object) => match Object::from_raw(env.raw(), thrown.raw()).get::<Unknown>("code") {
+        Ok(Some(c)) if matches!(c.get_type(), Ok(ValueType::String)) => {
+          // SAFETY: `c` is a live string handle of this scope.
+          unsafe { <String as napi::bindgen_prelude::FromNapiValue>::from_napi_value(env.raw(), c.raw()) }.ok()
+        }
+        Ok(_) => None,
+        Err(_) => {
+          // A throwing `code` getter: not this call's error to report.
+          telemetry::clear_exception(env);
+          None
+        }
+      },
+      _ => None,
+    };
+    if let Some(otel) = self.otel(env) {
+      telemetry::call(env, &otel, "failed", FnArgs::from((run, code.unwrap_or_else(|| "_OTHER".into()))));
+    }
+    // SAFETY: rethrows the same live exception value, in the same scope, with none pending.
+    unsafe { napi::sys::napi_throw(env.raw(), exception) };
+    e
+  }
+
   fn engine(&self) -> napi::Result<Ref<'_, Engine>> {
     self.engine.try_borrow().map_err(|_| busy())
   }
@@ -411,6 +541,21 @@ impl CodeCall {
     input: Unknown<'env>,
     host: Option<Unknown<'env>>,
   ) -> napi::Result<Unknown<'env>> {
+    let run = self.begin(env, "execute");
+    if let (Some(run), Some(otel)) = (run, self.otel(env)) {
+      let known: Option<Unknown> = self.callback(env, "known").ok().flatten();
+      telemetry::call(env, &otel, "code", FnArgs::from((run, input, known)));
+    }
+    self.execute_run(env, input, host, run).map_err(|e| self.failed(env, run, e))
+  }
+
+  fn execute_run<'env>(
+    &self,
+    env: &'env Env,
+    input: Unknown<'env>,
+    host: Option<Unknown<'env>>,
+    run: Option<Unknown<'env>>,
+  ) -> napi::Result<Unknown<'env>> {
     let mut exec = ExecuteConfig::new(self.sandbox()?.config());
     let host_object = read_host(env, host, &mut exec)?;
     let input = self.json_value(env, input, "input")?;
@@ -447,7 +592,7 @@ impl CodeCall {
     let wrap = move |inner: Arc<dyn Host>| -> Arc<dyn Host> {
       Arc::new(EngineHost::new(inner, callable.clone(), &approval).with_tool_functions(tool_functions.clone()))
     };
-    self.sandbox_mut()?.launch(env, script, host_object, exec, None, Some(&wrap))
+    self.sandbox_mut()?.launch(env, script, host_object, exec, None, Some(&wrap), run)
   }
 
   fn invoke_inner<'env>(
@@ -455,6 +600,26 @@ impl CodeCall {
     env: &'env Env,
     input: Unknown<'env>,
     host: Option<Unknown<'env>>,
+  ) -> napi::Result<Unknown<'env>> {
+    let run = self.begin(env, "invoke");
+    self.invoke_run(env, input, host, run).map_err(|e| self.failed(env, run, e))
+  }
+
+  /// An invoke the engine refused before the host: the run ends with the refusal.
+  fn refused<'env>(&self, env: &'env Env, run: Option<Unknown<'env>>, out: &Value) -> napi::Result<Unknown<'env>> {
+    let out = self.to_js(env, out)?;
+    if let (Some(run), Some(otel)) = (run, self.otel(env)) {
+      telemetry::call(env, &otel, "invoked", FnArgs::from((run, out)));
+    }
+    self.resolved(env, out)
+  }
+
+  fn invoke_run<'env>(
+    &self,
+    env: &'env Env,
+    input: Unknown<'env>,
+    host: Option<Unknown<'env>>,
+    run: Option<Unknown<'env>>,
   ) -> napi::Result<Unknown<'env>> {
     let host = match host.filter(|h| !args::is_nullish(h)) {
       Some(h) if h.get_type()? == ValueType::Object => Object::from_raw(env.raw(), h.raw()),
@@ -491,10 +656,7 @@ impl CodeCall {
         self.next_invoke.set(number);
         invocation
       }
-      Err(refused) => {
-        let out = self.to_js(env, &refused)?;
-        return self.resolved(env, out);
-      }
+      Err(refused) => return self.refused(env, run, &refused),
     };
     let call = invocation.call().clone();
     // §9: the approval policy, after every other check.
@@ -511,8 +673,8 @@ impl CodeCall {
           let refused = serde_json::json!({ "status": "error", "error": {
             "code": "ACCESS_DENIED", "message": message, "toolName": call.name,
             "toolInput": serde_json::from_str::<Value>(&call.args_json).unwrap_or(Value::Null) } });
-          let out = self.to_js(env, &refused)?;
-          return self.resolved(env, out);
+          drop(engine);
+          return self.refused(env, run, &refused);
         }
         Decision::Ask(reason) => {
           let policy = &engine.options().approval;
@@ -552,7 +714,11 @@ impl CodeCall {
       )?
     };
     let invoke: InvokeFn = self.helper(env)?.get("invoke")?.ok_or_else(|| napi::Error::from_reason("invoke"))?;
-    invoke.call(FnArgs::from((host, call.name, call.args_json, meta, start, finish.to_unknown(), ask)))
+    let run_value: Unknown = match run {
+      Some(r) => r,
+      None => ().into_unknown(env)?,
+    };
+    invoke.call(FnArgs::from((host, call.name, call.args_json, meta, start, finish.to_unknown(), ask, run_value)))
   }
 
   fn handle_inner<'env>(
@@ -584,6 +750,22 @@ impl CodeCall {
 /// inside `includeTools`).
 fn busy() -> napi::Error {
   napi::Error::from_reason("CodeCall is busy: a callback cannot change it while it is being changed")
+}
+
+/// describe: how many names were asked for (a count, never the names).
+fn requested_names(env: &Env, input: &Unknown) -> Option<f64> {
+  if input.get_type().ok()? != ValueType::Object {
+    return None;
+  }
+  let o = Object::from_raw(env.raw(), input.raw());
+  for key in ["toolNames", "tools"] {
+    if let Ok(Some(v)) = o.get::<Unknown>(key) {
+      if v.is_array().unwrap_or(false) {
+        return Object::from_raw(env.raw(), v.raw()).get_array_length().ok().map(f64::from);
+      }
+    }
+  }
+  None
 }
 
 fn function_arg<'env>(env: &Env, v: Unknown<'env>, name: &str) -> napi::Result<Unknown<'env>> {

@@ -33,7 +33,9 @@
     // codecall:invoke's one call into the host's pipeline. Rust (engine/invoke.rs) decides
     // everything: the start event, then `finish(errorJson, valueJson)` returns
     // `{ result, end }` as JSON; `end` is the tool_call_end event. The promise never rejects.
-    invoke(host, name, inputJson, meta, startJson, finish, askJson) {
+    // `run` (telemetry) is undefined unless this call records: then the approval and the tool
+    // call get their spans, and the host's callbacks run under them.
+    invoke(host, name, inputJson, meta, startJson, finish, askJson, run) {
       const emit = (event) => {
         if (typeof host.onEvent !== 'function') return;
         try {
@@ -42,24 +44,39 @@
           // A throwing onEvent never breaks the call.
         }
       };
+      if (run === null) run = undefined;
+      if (run !== undefined) {
+        run.named(name, meta.executionId);
+        return run.within(calls).then((result) => {
+          run.invoked(result);
+          return result;
+        });
+      }
+      return calls();
+
+      function calls() {
       // §9: a call that needs a person's yes is asked about first; a call not approved has no
       // start or end event and ends ACCESS_DENIED with a message that says which no.
       if (askJson !== null && askJson !== undefined) {
         const ask = parse(askJson);
-        return approve(host, name, ask).then(({ decision, waitedMs, message }) => {
+        const asked = run === undefined ? approve(host, name, ask) : run.approve(ask.request, () => approve(host, name, ask));
+        return asked.then(({ decision, waitedMs, message }) => {
+          if (run !== undefined) run.approved(String(meta.callId), decision, waitedMs);
           emit({ type: 'approval', executionId: meta.executionId, callId: meta.callId, toolName: name, decision, waitedMs });
           const go = decision === 'approve' || decision === 'approve_always' || (decision === 'unavailable' && ask.allowWhenUnavailable);
-          if (go) return run();
+          if (go) return call();
           return { status: 'error', error: { code: 'ACCESS_DENIED', message, toolName: name, toolInput: parse(inputJson) } };
         });
       }
-      return run();
+      return call();
+      }
 
-      function run() {
+      function call() {
       const started = performance.now();
       emit(parse(startJson));
       return new Promise((resolve) => {
-        settle(host.callTool, host, [name, parse(inputJson), meta], (errorJson, valueJson) => {
+        const args = [name, parse(inputJson), meta];
+        const done = (errorJson, valueJson) => {
           let out;
           try {
             out = parse(finish(errorJson, valueJson));
@@ -74,7 +91,9 @@
           }
           emit(out.end);
           resolve(out.result);
-        });
+        };
+        if (run === undefined) settle(host.callTool, host, args, done);
+        else run.tool(name, meta.callId, meta.executionId, (seen) => settle(host.callTool, host, args, done, seen));
       });
       }
     },

@@ -33,6 +33,7 @@ mod invoke;
 mod meta;
 mod registry;
 mod schema;
+mod telemetry;
 mod typescript;
 mod unwrap;
 

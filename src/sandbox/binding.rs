@@ -29,7 +29,7 @@ use super::bridge::{
 use super::config::{ExecuteConfig, Isolation, SandboxConfig};
 use super::json::JsonWriter;
 use super::outcome::{Completed, Outcome};
-use super::runner::Runner;
+use super::runner::{QueueProbe, Runner};
 use super::shared::{lock, Shared};
 use super::warnings::Warnings;
 use crate::common::{args, ErrorCode, Glob, Preset};
@@ -235,9 +235,10 @@ struct HostMsg {
 /// What one wake-up hands `route(keys, kinds, payloads, tokens)` in host.js.
 type Batch = FnArgs<(Vec<f64>, Vec<&'static str>, Vec<String>, Vec<f64>)>;
 
-/// `register(key, host, signal, abort)` from host.js: the execution's promise.
+/// `register(key, host, signal, abort, run)` from host.js: the execution's promise. `run` is the
+/// engine's telemetry run, or `undefined`.
 type Register<'env> =
-  Function<'env, FnArgs<(f64, Unknown<'env>, Unknown<'env>, Function<'env, (), ()>)>, Unknown<'env>>;
+  Function<'env, FnArgs<(f64, Unknown<'env>, Unknown<'env>, Function<'env, (), ()>, Unknown<'env>)>, Unknown<'env>>;
 
 /// The threadsafe function over host.js's `route`, alive (and keeping Node alive) only while the
 /// sandbox has live executions.
@@ -608,6 +609,11 @@ impl Sandbox {
     &self.config
   }
 
+  /// See `Runner::queue_probe`; `None` once disposed.
+  pub(crate) fn queue_probe(&self) -> Option<(QueueProbe, &'static str)> {
+    self.pool.as_ref().filter(|p| !p.is_disposed()).map(Runner::queue_probe)
+  }
+
   /// Validates and runs `script`. Resolves to exactly one `ExecuteResult`; a script never makes it
   /// reject. Throws `TypeError` (`ERR_INVALID_ARG`) for invalid arguments.
   #[napi(
@@ -625,11 +631,12 @@ impl Sandbox {
     let mut exec = ExecuteConfig::new(&self.config);
     let host_object = read_host(env, host, &mut exec)?;
     let signal = read_execute_options(env, options, &mut exec)?;
-    self.launch(env, script, host_object, exec, signal, None)
+    self.launch(env, script, host_object, exec, signal, None, None)
   }
 
   /// Starts one execution (arguments already checked); `wrap` puts the engine's host adapter
-  /// around the host's.
+  /// around the host's; `run` is the engine's telemetry run (engine/telemetry.js), if it records.
+  #[allow(clippy::too_many_arguments)]
   pub(crate) fn launch<'env>(
     &mut self,
     env: &'env Env,
@@ -638,6 +645,7 @@ impl Sandbox {
     exec: ExecuteConfig,
     signal: Option<Object<'env>>,
     wrap: Option<&WrapHost>,
+    run: Option<Unknown<'env>>,
   ) -> napi::Result<Unknown<'env>> {
     self.next_id += 1;
     let id = format!("exec-{}-{}", self.instance, self.next_id);
@@ -667,7 +675,11 @@ impl Sandbox {
       None => ().into_unknown(env)?,
     };
     let key = self.next_id as f64;
-    let promise = register.call(FnArgs::from((key, host_value, signal_value, abort_fn)))?;
+    let run_value: Unknown = match run {
+      Some(r) => r,
+      None => ().into_unknown(env)?,
+    };
+    let promise = register.call(FnArgs::from((key, host_value, signal_value, abort_fn, run_value)))?;
     if self.to_node.live.fetch_add(1, Ordering::AcqRel) == 0 {
       let route: Function<Batch, ()> =
         host_js.get("route")?.ok_or_else(|| napi::Error::from_reason("host.js has no route"))?;

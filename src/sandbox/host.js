@@ -33,11 +33,13 @@
 
   // Runs a host function and reports exactly once, through `done(errorJson, valueJson)`, whatever
   // it does: return a value or a promise, throw, reject. (The engine's invoke uses it too.)
-  function settle(fn, self, args, done) {
+  // `seen(threw, valueOrError)`, if given, sees the outcome first, unserialized (telemetry).
+  function settle(fn, self, args, done, seen) {
     let settled = false;
     const ok = (value) => {
       if (settled) return;
       settled = true;
+      if (seen !== undefined) peek(seen, false, value);
       let json;
       try {
         json = stringify(value);
@@ -50,6 +52,7 @@
     const fail = (e) => {
       if (settled) return;
       settled = true;
+      if (seen !== undefined) peek(seen, true, e);
       done(describe(e), undefined);
     };
     try {
@@ -64,11 +67,19 @@
     }
   }
 
-  function invoke(fn, self, args, token) {
-    settle(fn, self, args, (errorJson, valueJson) => reply(token, errorJson, valueJson));
+  function peek(seen, threw, v) {
+    try {
+      seen(threw, v);
+    } catch (_) {}
   }
 
-  function createDispatcher(host, signal, abort) {
+  function invoke(fn, self, args, token, seen) {
+    settle(fn, self, args, (errorJson, valueJson) => reply(token, errorJson, valueJson), seen);
+  }
+
+  // `run` (telemetry, engine/telemetry.js) is undefined unless this execution records: then the
+  // host's callbacks run with its span current, and each tool call under its own span.
+  function createDispatcher(host, signal, abort, run) {
     let resolve;
     const promise = new Promise((r) => {
       resolve = r;
@@ -84,7 +95,9 @@
             reply(token, stringify({ message: 'The host has no callTool function' }), undefined);
             return;
           }
-          invoke(host.callTool, host, [m.name, m.input, { callId: m.callId, executionId: m.executionId }], token);
+          const args = [m.name, m.input, { callId: m.callId, executionId: m.executionId }];
+          if (run === undefined) invoke(host.callTool, host, args, token);
+          else run.tool(m.name, m.callId, m.executionId, (seen) => invoke(host.callTool, host, args, token, seen));
           return;
         }
         case 'fn': {
@@ -96,7 +109,19 @@
             return;
           }
           // `this` is the call's `{ callId, executionId }`, as callTool's third argument.
-          invoke(fn, { callId: m.callId, executionId: m.executionId }, m.args, token);
+          const self = { callId: m.callId, executionId: m.executionId };
+          const style = run === undefined ? undefined : toolFunction(host, m.name);
+          if (style === undefined) {
+            invoke(fn, self, m.args, token);
+            return;
+          }
+          // A tool function (`mcp.callTool(server, tool, input)`): a tool call of its own.
+          const a = m.args;
+          const name = Array.isArray(a) && typeof a[0] === 'string' && typeof a[1] === 'string' ? run.toolName(`${a[0]}:${a[1]}`) : '_OTHER';
+          const asResult = style === 'result';
+          run.tool(name, m.callId, m.executionId, (seen) =>
+            invoke(fn, self, m.args, token, (threw, v) => seen(threw, v, asResult)),
+          );
           return;
         }
         case 'getTool': {
@@ -110,16 +135,23 @@
         case 'approve': {
           // §9: no approve() at all means the host cannot ask (the policy's whenUnavailable).
           if (typeof host.approve !== 'function') {
+            if (run !== undefined) run.approve(parse(payload), noop);
             reply(token, undefined, '"__unavailable"');
             return;
           }
-          invoke(host.approve, host, [parse(payload)], token);
+          const request = parse(payload);
+          if (run === undefined) invoke(host.approve, host, [request], token);
+          else run.approve(request, () => invoke(host.approve, host, [request], token));
           return;
         }
         case 'event': {
-          if (typeof host.onEvent !== 'function') return;
+          const wanted = run !== undefined && run.wantsEvents();
+          if (typeof host.onEvent !== 'function' && !wanted) return;
           try {
-            host.onEvent(parse(payload));
+            const event = parse(payload);
+            // Telemetry reads it before the host may change it.
+            if (wanted) run.event(event);
+            if (typeof host.onEvent === 'function') host.onEvent(event);
           } catch (_) {
             // A throwing onEvent never breaks the execution.
           }
@@ -127,12 +159,23 @@
         }
         case 'complete': {
           if (signal) signal.removeEventListener('abort', onAbort);
-          resolve(parse(payload));
+          const result = parse(payload);
+          if (run !== undefined) run.complete(result);
+          resolve(result);
           return;
         }
       }
     }
     return [promise, dispatch];
+  }
+
+  function noop() {}
+
+  // The style of a host function listed in `host.toolFunctions`, else undefined.
+  function toolFunction(host, name) {
+    const listed = host.toolFunctions;
+    if (listed === null || typeof listed !== 'object' || !Object.prototype.hasOwnProperty.call(listed, name)) return undefined;
+    return listed[name] === 'result' ? 'result' : 'throw';
   }
 
   // Execution key → its dispatcher, from `register` until its result is delivered.
@@ -147,9 +190,14 @@
     : undefined;
   const AsyncResource = asyncHooks ? asyncHooks.AsyncResource : undefined;
 
-  function register(key, host, signal, abort) {
-    const pair = createDispatcher(host, signal, abort);
+  function register(key, host, signal, abort, run) {
+    if (run === null) run = undefined;
+    const pair = createDispatcher(host, signal, abort, run);
     let dispatch = pair[1];
+    if (run !== undefined) {
+      const traced = dispatch;
+      dispatch = (kind, payload, token) => run.within(traced, kind, payload, token);
+    }
     if (AsyncResource !== undefined) {
       const scope = new AsyncResource('CodeCallExecution');
       const inner = dispatch;

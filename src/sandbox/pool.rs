@@ -169,6 +169,12 @@ impl Pool {
     Aborter(Arc::downgrade(&self.inner))
   }
 
+  /// How many executions wait to start, while the pool lives (telemetry's queue gauge).
+  pub fn queue_probe(&self) -> impl Fn() -> Option<usize> + Send + 'static {
+    let inner = Arc::downgrade(&self.inner);
+    move || inner.upgrade().filter(|i| !i.disposed.load(Ordering::Acquire)).map(|i| i.queued.load(Ordering::Acquire))
+  }
+
   /// Ends every queued and running execution with `POOL_DISPOSED` and stops the threads.
   /// Returns the threads to join (joining may wait for a thread stuck in a builtin).
   pub fn dispose(&mut self) -> Vec<JoinHandle<()>> {

@@ -13,6 +13,9 @@ use super::process::{ProcessAborter, ProcessPool};
 use super::shared::Shared;
 use super::warnings::Warnings;
 
+/// Reads how many executions wait to start; `None` once the pool is gone or disposed.
+pub type QueueProbe = Box<dyn Fn() -> Option<usize> + Send>;
+
 pub enum Runner {
   Thread(Pool),
   #[cfg(unix)]
@@ -67,6 +70,16 @@ impl Runner {
       Self::Thread(pool) => RunnerAborter::Thread(pool.aborter()),
       #[cfg(unix)]
       Self::Process(pool) => RunnerAborter::Process(pool.aborter()),
+    }
+  }
+
+  /// Reads how many executions wait to start, and which isolation really runs them (process
+  /// isolation may have fallen back to threads). `None` once the pool is gone or disposed.
+  pub fn queue_probe(&self) -> (QueueProbe, &'static str) {
+    match self {
+      Self::Thread(pool) => (Box::new(pool.queue_probe()), "thread"),
+      #[cfg(unix)]
+      Self::Process(pool) => (Box::new(pool.queue_probe()), "process"),
     }
   }
 

@@ -233,6 +233,12 @@ impl ProcessPool {
     ProcessAborter(Arc::downgrade(&self.inner))
   }
 
+  /// How many executions wait to start, while the pool lives (telemetry's queue gauge).
+  pub fn queue_probe(&self) -> impl Fn() -> Option<usize> + Send + 'static {
+    let inner = Arc::downgrade(&self.inner);
+    move || inner.upgrade().filter(|i| !i.disposed.load(Ordering::Acquire)).map(|i| lock(&i.state).queued)
+  }
+
   /// Ends every queued and running execution with `POOL_DISPOSED` and kills every worker.
   /// Returns the threads to join.
   pub fn dispose(&mut self) -> Vec<JoinHandle<()>> {
