@@ -608,3 +608,37 @@ fn a_held_deadline_waits_for_the_host_then_still_fires() {
   assert_eq!(code(&late), "TIMEOUT");
   assert!(took >= Duration::from_millis(780), "the deadline moved by the time held ({took:?})");
 }
+
+/// Telemetry's queue gauge: executions submitted and not yet started, then none once the pool is
+/// disposed (the reader outlives nothing it reads).
+#[test]
+fn the_queue_probe_counts_waiting_executions_while_the_pool_lives() {
+  let mut sandbox = SandboxConfig { pool_size: 1, timeout_ms: 400, queue_timeout_ms: 30_000, ..SandboxConfig::default() };
+  sandbox.policy.allow_loops = true;
+  sandbox.max_iterations = Some(1 << 50);
+  let sandbox = Arc::new(sandbox);
+  let mut pool = Pool::new(sandbox.clone()).unwrap_or_else(|e| panic!("{e}"));
+  let probe = pool.queue_probe();
+  assert_eq!(probe(), Some(0));
+  let (tx, rx): (Sender<Completed>, Receiver<Completed>) = channel();
+  let host = Arc::new(TestHost { handler: echo(), events: Mutex::new(Vec::new()), done: Mutex::new(tx), tools: None });
+  for i in 0..3 {
+    let config = ExecuteConfig::new(&sandbox);
+    let shared = Arc::new(Shared::new(format!("exec-{i}"), host.clone(), config.timeout));
+    pool.submit("while (true) {}".into(), config, shared);
+  }
+  // One spins on the only thread; the other two wait for it.
+  let deadline = std::time::Instant::now() + Duration::from_secs(5);
+  while probe() != Some(2) && std::time::Instant::now() < deadline {
+    std::thread::sleep(Duration::from_millis(10));
+  }
+  assert_eq!(probe(), Some(2));
+  for _ in 0..3 {
+    rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("no result"));
+  }
+  assert_eq!(probe(), Some(0));
+  for handle in pool.dispose() {
+    let _ = handle.join();
+  }
+  assert_eq!(probe(), None);
+}
