@@ -387,6 +387,39 @@ for (const isolation of ['thread', 'process'] as const) {
   })
 }
 
+it('an SDK that throws never breaks an execution, a tool call or an approval', async () => {
+  const sdk = () => {
+    throw new Error('broken SDK')
+  }
+  trace.disable()
+  // The execution's span records (so the run goes on); every span under it throws.
+  const real = provider.getTracer('real')
+  const startSpan = (name: string, o: any, c: any) => (name === 'codecall.execute' ? real.startSpan(name, o, c) : sdk())
+  trace.setGlobalTracerProvider({ getTracer: () => ({ startSpan, startActiveSpan: sdk }) } as any)
+  const cc = new CodeCall({ vm: { isolation: 'thread' }, approval: { ask: ['a:risky'] } })
+  cc.setTools([
+    { name: 'a:echo', description: 'echo' },
+    { name: 'a:risky', description: 'asks' },
+  ])
+  try {
+    const r = await cc.execute(
+      { script: "const a = await callTool('a:echo', { v: 1 }); const b = await callTool('a:risky', {}); return [a, b]" },
+      { callTool: (name: string) => ({ name }), approve: () => 'approve' as const },
+    )
+    expect(r).toMatchObject({ status: 'ok', result: [{ name: 'a:echo' }, { name: 'a:risky' }] })
+    expect(cc.search({ query: 'echo' }).tools[0].name).toBe('a:echo')
+    expect(named('codecall.execute')).toHaveLength(1)
+  } finally {
+    await cc.dispose()
+    trace.disable()
+    trace.setGlobalTracerProvider(provider)
+  }
+  // And the engine follows the provider registered again.
+  exporter.reset()
+  await early.execute({ script: 'return 1' }, { callTool: () => ({}) })
+  expect(named('codecall.execute')).toHaveLength(1)
+})
+
 it('the API is loaded once, from the package', () => {
   const req = createRequire(import.meta.url)
   const file = req.resolve('@opentelemetry/api')

@@ -13,7 +13,18 @@
   'use strict';
   const { trace, context, metrics, SpanStatusCode, SpanKind } = api;
   const NAME = '@codecall/native';
-  const tracer = trace.getTracer(NAME, version);
+  // The tracer of the registered provider (a ProxyTracerProvider that follows the SDK once it is
+  // set), fetched again only when another one is registered (after `trace.disable()`).
+  let tracerOwner;
+  let tracer;
+  function currentTracer() {
+    const p = trace.getTracerProvider();
+    if (p !== tracerOwner) {
+      tracerOwner = p;
+      tracer = p.getTracer(NAME, version);
+    }
+    return tracer;
+  }
   // Marks a context as "inside one of a script's tool calls": the adapters then hand the tool the
   // tool_call span as its `_meta.traceparent` instead of the client's.
   const TOOL_CALL = Symbol.for('codecall.tool_call');
@@ -86,6 +97,30 @@
     return crypto.createHash('sha256').update(text, 'utf8').digest('hex');
   };
 
+  // Runs `fn(a, b, c)` with `ctx` current. A context manager that throws must not lose the call:
+  // then it runs in the current context (once, never twice).
+  function within(ctx, fn, a, b, c) {
+    let ran = false;
+    try {
+      return context.with(ctx, () => {
+        ran = true;
+        return fn(a, b, c);
+      });
+    } catch (e) {
+      if (ran) throw e;
+      return fn(a, b, c);
+    }
+  }
+
+  // Starts a span; an SDK that throws gives a span that records nothing.
+  function start(name, attributes, parent) {
+    try {
+      return tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
+    } catch (_) {
+      return trace.wrapSpanContext(api.INVALID_SPAN_CONTEXT);
+    }
+  }
+
   // ----- one meta-tool call
   function Run(kind, span, ctx, recording, m) {
     this.kind = kind;
@@ -115,16 +150,13 @@
   // A tool call's span, current while `thunk(seen)` calls the host; `seen(threw, valueOrError)`
   // (settle's peek) ends it with what the host did.
   Run.prototype.tool = function (name, callId, executionId, thunk) {
-    const span = tracer.startSpan(
+    const span = start(
       'codecall.tool_call',
       {
-        kind: SpanKind.INTERNAL,
-        attributes: {
-          'gen_ai.operation.name': 'execute_tool',
-          'gen_ai.tool.name': name,
-          'codecall.call_id': callId,
-          'codecall.execution_id': executionId,
-        },
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': name,
+        'codecall.call_id': callId,
+        'codecall.execution_id': executionId,
       },
       this.ctx,
     );
@@ -140,8 +172,7 @@
       else if (resultStyle && isObject(v) && v.ok === false) error = codeOf(isObject(v.error) ? v.error.code : undefined);
       run.toolEnded(entry, error);
     };
-    const ctx = trace.setSpan(this.ctx, span).setValue(TOOL_CALL, true);
-    return context.with(ctx, thunk, undefined, seen);
+    return within(trace.setSpan(this.ctx, span).setValue(TOOL_CALL, true), thunk, seen);
   };
 
   Run.prototype.toolEnded = function (entry, error, status) {
@@ -168,9 +199,9 @@
       if (typeof request.toolName === 'string') attributes['gen_ai.tool.name'] = request.toolName;
       if (typeof request.reason === 'string') attributes['codecall.approval.reason'] = request.reason;
     }
-    const span = tracer.startSpan('codecall.approval', { kind: SpanKind.INTERNAL, attributes }, this.ctx);
+    const span = start('codecall.approval', attributes, this.ctx);
     this.approvals.set(callId, span);
-    return context.with(trace.setSpan(this.ctx, span), thunk);
+    return within(trace.setSpan(this.ctx, span), thunk);
   };
 
   Run.prototype.approved = function (callId, decision, waitedMs) {
@@ -215,7 +246,7 @@
 
   // Runs one of the execution's host callbacks with the run's span current.
   Run.prototype.within = function (fn, a, b, c) {
-    return context.with(this.ctx, fn, undefined, a, b, c);
+    return within(this.ctx, fn, a, b, c);
   };
 
   Run.prototype.complete = function (result) {
@@ -241,11 +272,16 @@
   // ----- the calls Rust makes
 
   function begin(kind, isolation) {
+    try {
+      currentTracer();
+    } catch (_) {
+      return undefined;
+    }
     const m = meters();
     const parent = context.active();
     const attributes = {};
     if (isolation) attributes['codecall.isolation'] = isolation;
-    const span = tracer.startSpan('codecall.' + kind, { kind: SpanKind.INTERNAL, attributes }, parent);
+    const span = start('codecall.' + kind, attributes, parent);
     const recording = span.isRecording();
     if (!recording && m === null) return undefined;
     return new Run(kind, span, trace.setSpan(parent, span), recording, m);
