@@ -119,8 +119,8 @@ export function runCli(args: string[], options: { cwd?: string; env?: Record<str
 }
 
 /** `codecall serve` as a long-running child; resolves once `ready` matches a stderr line. */
-export function startCli(args: string[], options: { cwd?: string; env?: Record<string, string>; ready?: RegExp } = {}) {
-  const child: ChildProcess = spawn(process.execPath, [CLI, ...args], {
+export function startCli(args: string[], options: { cwd?: string; env?: Record<string, string>; ready?: RegExp; nodeArgs?: string[] } = {}) {
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -152,10 +152,12 @@ export async function connectStdio(
   env: Record<string, string> = {},
   /** §9: a client that declares `elicitation` and answers with this handler. */
   elicit?: (request: { params: { message: string; requestedSchema?: unknown } }) => Promise<{ action: string; content?: Record<string, unknown> }>,
+  /** Node's own flags before the CLI (e.g. `--import=<otel setup>`). */
+  nodeArgs: string[] = [],
 ) {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, 'serve', '--config', configFile, ...extraArgs],
+    args: [...nodeArgs, CLI, 'serve', '--config', configFile, ...extraArgs],
     env: { ...(process.env as Record<string, string>), ...env },
     stderr: 'pipe',
   })

@@ -8,6 +8,7 @@
 // input validation, outputSchema checks and the handler's context are those of a direct call.
 import { createRequire } from 'node:module'
 import { approveByElicitation, coalesced, indexTools, invalidArgumentsResult, metaToolResult, RequestScope } from '../common/mcp.mjs'
+import { inToolCall, metaWithContext, withMetaParent } from '../common/otel.mjs'
 
 const require = createRequire(import.meta.url)
 const { CodeCall } = require('../../index.js')
@@ -69,6 +70,40 @@ export function callThrough(handler, name, args, request, extra) {
   const params = { name, arguments: args ?? {} }
   if (request?.params?._meta !== undefined) params._meta = request.params._meta
   return Promise.resolve(handler({ jsonrpc: '2.0', id: request?.id ?? 0, method: 'tools/call', params }, extra))
+}
+
+/**
+ * §10: the client request and `extra` a script's tool call hands on, with the `traceparent` /
+ * `tracestate` of its own `codecall.tool_call` span (the active one) in place of the client's —
+ * in the request's `_meta` and in `extra`'s (SDK 1.x tools read `extra._meta`, 2.x
+ * `ctx.mcpReq._meta`). Shallow copies that keep every other key and the prototype; the client's
+ * objects stay as they are. Unchanged when there is nothing to replace (or it cannot be copied).
+ * @returns {{ request: any, extra: any }}
+ */
+export function forToolCall(request, extra) {
+  const meta = request?.params?._meta
+  const own = metaWithContext(meta)
+  if (own === meta || request === null || typeof request !== 'object') return { request, extra }
+  try {
+    const params = request.params !== null && typeof request.params === 'object' ? request.params : {}
+    const out = { request: copyWith(request, 'params', copyWith(params, '_meta', own)), extra }
+    if (extra === null || typeof extra !== 'object') return out
+    if ('_meta' in extra) out.extra = copyWith(out.extra, '_meta', extra._meta === meta ? own : metaWithContext(extra._meta))
+    const req = extra.mcpReq
+    if (req !== null && typeof req === 'object' && '_meta' in req) {
+      out.extra = copyWith(out.extra, 'mcpReq', copyWith(req, '_meta', req._meta === meta ? own : metaWithContext(req._meta)))
+    }
+    return out
+  } catch {
+    return { request, extra }
+  }
+}
+
+/** A shallow copy of `obj` (own properties as they are, same prototype) with `key` set to `value`. */
+function copyWith(obj, key, value) {
+  const props = Object.getOwnPropertyDescriptors(obj)
+  props[key] = { value, writable: true, enumerable: true, configurable: true }
+  return Object.create(Object.getPrototypeOf(obj), props)
 }
 
 const METADATA_KEYS = ['appId', 'tags', 'examples', 'codecall', 'internal', 'source', 'approval']
@@ -184,8 +219,13 @@ export function attach(binding, options) {
         const scope = new RequestScope({ sessionId: context.sessionId, sendNotification: context.sendNotification })
         /** @type {any} */
         const host = {
-          // The script's calls run with this request's context (session, auth, signal, progress token).
-          callTool: (tool, input) => binding.callTool(tool, input, request, extra, via),
+          // The script's calls run with this request's context (session, auth, signal, progress token),
+          // and, inside the engine's tool_call span (§10), that span as their trace context.
+          callTool: (tool, input) => {
+            if (!inToolCall()) return binding.callTool(tool, input, request, extra, via)
+            const own = forToolCall(request, extra)
+            return binding.callTool(tool, input, own.request, own.extra, via)
+          },
           onEvent: (event) => scope.event(event),
         }
         // §9: approvals through this session's client (elicitation); without the capability,
@@ -196,7 +236,8 @@ export function attach(binding, options) {
           host.approve = (/** @type {any} */ r) => approveByElicitation(elicit, r, { signal, timeout: approvalTimeout })
         }
         try {
-          const result = await codecall.handle(name, args ?? {}, host)
+          // §10: the client's `_meta.traceparent` is the parent of this call's spans.
+          const result = await withMetaParent(request?.params?._meta, () => codecall.handle(name, args ?? {}, host))
           await scope.flushed()
           // Where the framework shows each session its own tools (FastMCP's canAccess), a session
           // is never shown another's in search or describe.

@@ -142,6 +142,8 @@ function shutdown(code, closers) {
   force.unref()
   shuttingDown = (async () => {
     for (const close of closers) await close().catch(() => {})
+    // §10: what the application's OpenTelemetry SDK still holds goes out before the exit.
+    await import('../common/otel.mjs').then((m) => m.flushTelemetry()).catch(() => {})
     process.exit(code)
   })()
   return shuttingDown

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { approveByElicitation, indexTools, LOG_LEVELS, RequestScope, unwrapResult } from '../common/mcp.mjs'
+import { untraced } from '../common/otel.mjs'
 import { Audit } from './audit.mjs'
 import { describeError, GatewayError, Upstream } from './upstream.mjs'
 
@@ -225,7 +226,8 @@ export class Gateway {
     if (known === undefined) {
       // The exact name is a search's best hit (score 1) when, and only when, the tool is indexed.
       const at = name.indexOf(':')
-      const hits = this.codecall.search({ query: name, topK: 3, filter: { appIds: [name.slice(0, at)] } }).tools
+      // Not a search of the client's: no codecall.search span in its trace (§10).
+      const hits = untraced(() => this.codecall.search({ query: name, topK: 3, filter: { appIds: [name.slice(0, at)] } })).tools
       known = hits.some((t) => t.name === name)
       this.indexed.set(name, known)
     }

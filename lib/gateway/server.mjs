@@ -15,6 +15,7 @@ import {
   SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { invalidArgumentsResult, LOG_LEVELS, metaToolResult, RequestScope } from '../common/mcp.mjs'
+import { withMetaParent } from '../common/otel.mjs'
 import { VERSION } from './gateway.mjs'
 
 const INSTRUCTIONS =
@@ -70,7 +71,8 @@ export class Sessions {
         canElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
       })
       try {
-        const result = await gateway.handle(name, args ?? {}, scope)
+        // §10: the client's `_meta.traceparent` is the parent of this call's spans.
+        const result = await withMetaParent(request.params._meta, () => gateway.handle(name, args ?? {}, scope))
         await scope.flushed()
         return metaToolResult(result)
       } catch (e) {

@@ -18,6 +18,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { coalesced } from '../common/mcp.mjs'
+import { clientSpan, metaWithContext, otel } from '../common/otel.mjs'
 import { globToRegExp } from './config.mjs'
 import { describeError, GatewayError } from './errors.mjs'
 import { killTree, processTree } from './processes.mjs'
@@ -36,6 +37,19 @@ const MAX_STDERR_LINE = 2000
  * @typedef {{ what?: string, timeoutMs?: number, signal?: AbortSignal,
  *             onprogress?: (progress: { progress: number, total?: number, message?: string }) => void }} RequestOptions
  */
+
+/**
+ * How a CLIENT span reads a failed request: every upstream failure is the script's
+ * TOOL_EXECUTION_ERROR (as `#callError` makes it), with the JSON-RPC error code beside it.
+ * A tool's `isError` answer is a failed call too (the script gets TOOL_EXECUTION_ERROR).
+ */
+const REQUEST_SPAN = {
+  error: (e) => ({
+    code: 'TOOL_EXECUTION_ERROR',
+    attributes: e instanceof McpError && Number.isInteger(e.code) ? { 'codecall.mcp.error_code': e.code } : undefined,
+  }),
+}
+const TOOL_CALL_SPAN = { ...REQUEST_SPAN, result: (r) => (r?.isError === true ? 'TOOL_EXECUTION_ERROR' : undefined) }
 
 /** Restart delays after consecutive failed starts: 1 s, 2 s, 4 s, ... at most 60 s. */
 const backoffMs = (failures) => (failures <= 0 ? 0 : Math.min(60_000, 1000 * 2 ** (failures - 1)))
@@ -285,7 +299,7 @@ export class Upstream {
     for (let page = 0; page < MAX_PAGES; page++) {
       const left = deadline - Date.now()
       if (left <= 0) throw new McpError(McpErrorCode.RequestTimeout, `${method} took longer than ${timeoutMs} ms over ${page} pages`)
-      const result = await client.request({ method, params: cursor ? { cursor } : {} }, ResultSchema, { timeout: left, signal })
+      const result = await this.#send(client, method, cursor ? { cursor } : {}, { timeout: left, signal })
       const list = Array.isArray(result[key]) ? result[key] : []
       for (const item of list) if (items.length < MAX_ITEMS) items.push(item)
       cursor = typeof result.nextCursor === 'string' && result.nextCursor ? result.nextCursor : undefined
@@ -306,7 +320,7 @@ export class Upstream {
     const client = this.client
     if (!client) throw this.#unavailable(this.reason ?? 'not connected')
     try {
-      return await client.request({ method, params }, ResultSchema, {
+      return await this.#send(client, method, params, {
         timeout: timeoutMs,
         maxTotalTimeout: timeoutMs,
         signal,
@@ -315,6 +329,34 @@ export class Upstream {
     } catch (e) {
       throw this.#callError(e, what ?? method, timeoutMs)
     }
+  }
+
+  /**
+   * One request on `client`. With telemetry (§10) it runs in a CLIENT span `<method> <server>`,
+   * and the server gets that span as `params._meta.traceparent` — on a copy of `params`, beside
+   * whatever `_meta` they had (the SDK adds its progressToken to it the same way).
+   * @param {any} client @param {string} method @param {Record<string, any>} params @param {any} options
+   * @returns {Promise<Record<string, any>>}
+   */
+  #send(client, method, params, options) {
+    if (!otel()) return client.request({ method, params }, ResultSchema, options)
+    /** @type {Record<string, string>} */
+    const attributes = {
+      'mcp.method.name': method,
+      'codecall.server': this.name,
+      'network.transport': this.transportKind === 'stdio' ? 'pipe' : 'tcp',
+    }
+    const call = method === 'tools/call'
+    if (call && typeof params?.name === 'string') attributes['gen_ai.tool.name'] = params.name
+    return clientSpan(
+      `${method} ${this.name}`,
+      attributes,
+      () => {
+        const meta = metaWithContext(params?._meta)
+        return client.request({ method, params: meta === params?._meta ? params : { ...params, _meta: meta } }, ResultSchema, options)
+      },
+      call ? TOOL_CALL_SPAN : REQUEST_SPAN,
+    )
   }
 
   /**
