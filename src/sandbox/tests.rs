@@ -613,7 +613,8 @@ fn a_held_deadline_waits_for_the_host_then_still_fires() {
 /// disposed (the reader outlives nothing it reads).
 #[test]
 fn the_queue_probe_counts_waiting_executions_while_the_pool_lives() {
-  let mut sandbox = SandboxConfig { pool_size: 1, timeout_ms: 400, queue_timeout_ms: 30_000, ..SandboxConfig::default() };
+  let mut sandbox =
+    SandboxConfig { pool_size: 1, timeout_ms: 400, queue_timeout_ms: 30_000, ..SandboxConfig::default() };
   sandbox.policy.allow_loops = true;
   sandbox.max_iterations = Some(1 << 50);
   let sandbox = Arc::new(sandbox);
