@@ -20,7 +20,8 @@
 //   node bench/telemetry.mjs --addon artifacts/before/codecall.linux-x64-gnu.node --modes off --label before
 //
 // Options: --rounds N (default 3; 1 with --quick), --modes off,api,sdk, --isolations thread,process,
-// --addon <.node> (env CODECALL_BENCH_ADDON; its api/sdk copy goes to target/bench-telemetry/ so the
+// --before <.node> [--before-worker <exe>] (another build, e.g. the parent commit's, as mode 'before',
+// interleaved), --addon <.node> (env CODECALL_BENCH_ADDON; its api/sdk copy goes to target/bench-telemetry/ so the
 // API still resolves), --worker <exe> (env CODECALL_BENCH_WORKER; default: beside --addon, else
 // where the addon itself would look), --label <text> (prefixes the row names).
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -46,9 +47,12 @@ async function parent() {
   const args = parseArgs(process.argv.slice(2))
   const quick = args.quick === true
   const rounds = Number(args.rounds ?? (quick ? 1 : 3))
-  const modes = list(args.modes, MODES)
+  // --before <.node>: another build (the parent commit's) as a fourth mode, 'before', run as 'off'
+  // is (no API resolvable) and interleaved with the others — "within noise of today".
+  const allModes = args.before ? ['before', ...MODES] : MODES
+  const modes = list(args.modes, allModes)
   const isolations = list(args.isolations, process.platform === 'win32' ? ['thread'] : ['thread', 'process'])
-  for (const m of modes) if (!MODES.includes(m)) throw new Error(`unknown mode '${m}' (${MODES.join(', ')})`)
+  for (const m of modes) if (!allModes.includes(m)) throw new Error(`unknown mode '${m}' (${allModes.join(', ')})`)
   const counts = quick ? { warm: 20, a: 100, bRuns: 2, bCalls: 100 } : { warm: 100, a: 1000, bRuns: 5, bCalls: 1000 }
 
   const target = hostTarget()
@@ -71,6 +75,15 @@ async function parent() {
   } catch (e) {
     if (e?.code !== 'MODULE_NOT_FOUND') throw e
   }
+  let before = null
+  if (args.before) {
+    const beforeAddon = resolve(args.before)
+    const beforeWorker = resolve(args['before-worker'] ?? (isExecutable(join(dirname(beforeAddon), WORKER)) ? join(dirname(beforeAddon), WORKER) : locateWorker(beforeAddon, target)))
+    if (!isExecutable(beforeWorker)) throw new Error(`${beforeWorker} is not an executable worker (pass --before-worker)`)
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-bench-telemetry-before-'))
+    before = { addon: join(dir, basename(beforeAddon)), worker: beforeWorker, dir, from: beforeAddon }
+    copyFileSync(beforeAddon, before.addon)
+  }
   // `api`/`sdk` with --addon: a copy inside this checkout, so the API resolves from it.
   let inRepoAddon = null
   if (addonOption) {
@@ -83,11 +96,12 @@ async function parent() {
   const baseEnv = { ...process.env }
   for (const k of ['NAPI_RS_NATIVE_LIBRARY_PATH', 'CODECALL_WORKER_PATH', 'CODECALL_EMBEDDINGS_PATH', 'NODE_OPTIONS', CHILD_ENV]) delete baseEnv[k]
   const spec = (mode) => {
-    const env = { ...baseEnv, CODECALL_WORKER_PATH: worker, CODECALL_EMBEDDINGS_PATH: table }
-    const nativePath = mode === 'off' ? offAddon : inRepoAddon
+    const w = mode === 'before' ? before.worker : worker
+    const env = { ...baseEnv, CODECALL_WORKER_PATH: w, CODECALL_EMBEDDINGS_PATH: table }
+    const nativePath = mode === 'off' ? offAddon : mode === 'before' ? before.addon : inRepoAddon
     if (nativePath) env.NAPI_RS_NATIVE_LIBRARY_PATH = nativePath
     const nodeArgs = mode === 'sdk' ? ['--import', join(root, 'bench', 'otel-noop.mjs')] : []
-    env[CHILD_ENV] = JSON.stringify({ mode, isolations, counts, addon: nativePath ?? join(root, basename(addon)), worker })
+    env[CHILD_ENV] = JSON.stringify({ mode, isolations, counts, addon: nativePath ?? join(root, basename(addon)), worker: w })
     return { env, nodeArgs }
   }
 
@@ -112,6 +126,7 @@ async function parent() {
     }
   } finally {
     rmSync(offDir, { recursive: true, force: true })
+    if (before) rmSync(before.dir, { recursive: true, force: true })
   }
 
   const cols = [
@@ -191,7 +206,7 @@ async function child({ mode, isolations, counts, addon, worker }) {
 
   const apiLoaded = Object.keys(require.cache).some((k) => k.includes(`${sep}@opentelemetry${sep}api${sep}`))
   const addonMapped = mappedAddon()
-  if (mode === 'off') {
+  if (mode === 'off' || mode === 'before') {
     if (apiLoaded) throw new Error("'off' mode: @opentelemetry/api was loaded")
     if (addonMapped && addonMapped !== realpathSync(addon)) throw new Error(`'off' mode: the addon loaded is ${addonMapped}, not ${addon}`)
   }
@@ -243,7 +258,7 @@ function parseArgs(argv) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(argv[i])
     if (!m) throw new Error(`unexpected argument ${argv[i]}`)
     if (m[1] === 'quick') out.quick = true
-    else if (['rounds', 'modes', 'isolations', 'addon', 'worker', 'label'].includes(m[1])) {
+    else if (['rounds', 'modes', 'isolations', 'addon', 'worker', 'label', 'before', 'before-worker'].includes(m[1])) {
       const v = m[2] ?? argv[++i]
       if (v === undefined) throw new Error(`--${m[1]} needs a value`)
       out[m[1]] = v
