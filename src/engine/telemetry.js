@@ -358,6 +358,15 @@
   }
 
   function watchQueue(read, isolation) {
+    // Readers of pools gone without dispose() (a CodeCall collected) leave here, even when no
+    // MeterProvider ever observes them.
+    for (const old of queues) {
+      let n = -1;
+      try {
+        n = old.read();
+      } catch (_) {}
+      if (n < 0) queues.delete(old);
+    }
     const q = { read, isolation };
     queues.add(q);
     return q;
