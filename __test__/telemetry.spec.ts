@@ -396,21 +396,32 @@ it('an SDK that throws never breaks an execution, a tool call or an approval', a
   const real = provider.getTracer('real')
   const startSpan = (name: string, o: any, c: any) => (name === 'codecall.execute' ? real.startSpan(name, o, c) : sdk())
   trace.setGlobalTracerProvider({ getTracer: () => ({ startSpan, startActiveSpan: sdk }) } as any)
-  const cc = new CodeCall({ vm: { isolation: 'thread' }, approval: { ask: ['a:risky'] } })
-  cc.setTools([
-    { name: 'a:echo', description: 'echo' },
-    { name: 'a:risky', description: 'asks' },
-  ])
   try {
-    const r = await cc.execute(
-      { script: "const a = await callTool('a:echo', { v: 1 }); const b = await callTool('a:risky', {}); return [a, b]" },
-      { callTool: (name: string) => ({ name }), approve: () => 'approve' as const },
-    )
-    expect(r).toMatchObject({ status: 'ok', result: [{ name: 'a:echo' }, { name: 'a:risky' }] })
-    expect(cc.search({ query: 'echo' }).tools[0].name).toBe('a:echo')
-    expect(named('codecall.execute')).toHaveLength(1)
+    // Both isolations, one slot each, two neighbours parked beside the execution on that slot.
+    for (const isolation of ['thread', 'process'] as const) {
+      const cc = new CodeCall({ vm: { isolation, poolSize: 1 }, approval: { ask: ['a:risky'] } })
+      cc.setTools([
+        { name: 'a:echo', description: 'echo' },
+        { name: 'a:risky', description: 'asks' },
+      ])
+      try {
+        exporter.reset()
+        const host = { callTool: async (name: string) => (await later(50), { name }), approve: () => 'approve' as const }
+        const neighbour = (n: number) => cc.execute({ script: `await callTool('a:echo', {}); return ${n}` }, host)
+        const [r, n1, n2] = await Promise.all([
+          cc.execute({ script: "const a = await callTool('a:echo', { v: 1 }); const b = await callTool('a:risky', {}); return [a, b]" }, host),
+          neighbour(1),
+          neighbour(2),
+        ])
+        expect(r).toMatchObject({ status: 'ok', result: [{ name: 'a:echo' }, { name: 'a:risky' }] })
+        expect([n1, n2]).toMatchObject([{ status: 'ok', result: 1 }, { status: 'ok', result: 2 }])
+        expect(cc.search({ query: 'echo' }).tools[0].name).toBe('a:echo')
+        expect(named('codecall.execute')).toHaveLength(3)
+      } finally {
+        await cc.dispose()
+      }
+    }
   } finally {
-    await cc.dispose()
     trace.disable()
     trace.setGlobalTracerProvider(provider)
   }

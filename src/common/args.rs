@@ -16,6 +16,19 @@ pub fn invalid_arg(env: &Env, message: impl AsRef<str>) -> Error {
   Error::new(Status::PendingException, message.as_ref().to_string())
 }
 
+/// Takes the exception a failed call left pending (none is pending afterwards), so the caller can
+/// call into JavaScript again — and reject or throw it again itself. `None` if there was none.
+pub fn take_exception(env: &Env) -> Option<Unknown<'_>> {
+  let mut exception = std::ptr::null_mut();
+  // SAFETY: `env` is this call's live environment on Node's thread; the out-pointer is a local.
+  let status = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
+  if status != napi::sys::Status::napi_ok || exception.is_null() {
+    return None;
+  }
+  // SAFETY: `exception` was just handed out by napi for this scope and is a live value.
+  Some(unsafe { Unknown::from_raw_unchecked(env.raw(), exception) })
+}
+
 /// Is this value `undefined` or `null`?
 pub fn is_nullish(value: &Unknown<'_>) -> bool {
   matches!(value.get_type(), Ok(ValueType::Undefined | ValueType::Null))

@@ -66,6 +66,8 @@ pub struct CodeCall {
   /// `@opentelemetry/api` is there (`refs.otel`, engine/telemetry.js): each meta-tool call asks
   /// it for a run. False: no telemetry work at all.
   otel: bool,
+  /// The isolation the sandbox really runs (`codecall.isolation` of execute spans).
+  isolation: &'static str,
 }
 
 type Fn1<'env, A, R> = Function<'env, A, R>;
@@ -185,6 +187,7 @@ impl CodeCall {
     let helper_factory: Function<Unknown, Unknown> = env.run_script(ENGINE_JS)?;
     refs.set("helper", helper_factory.call(sandbox.settle(&env)?)?)?;
     // §10: looked for once per Node environment; absent, nothing below exists.
+    let isolation = sandbox.isolation();
     let otel = match telemetry::get(&env) {
       Some(t) => {
         let callable = engine.callable();
@@ -196,7 +199,7 @@ impl CodeCall {
           },
         )?;
         refs.set("known", known)?;
-        if let Some((probe, isolation)) = sandbox.queue_probe() {
+        if let Some(probe) = sandbox.queue_probe() {
           let read = env.create_function_from_closure::<Unknown, f64, _>(
             "queued",
             move |_ctx: FunctionCallContext| -> napi::Result<f64> { Ok(probe().map_or(-1.0, |n| n as f64)) },
@@ -204,7 +207,6 @@ impl CodeCall {
           if let Some(q) = telemetry::call(&env, &t, "watchQueue", FnArgs::from((read, isolation))) {
             refs.set("queue", q)?;
           }
-          refs.set("isolation", isolation)?;
         }
         refs.set("otel", t)?;
         true
@@ -218,6 +220,7 @@ impl CodeCall {
       instance: INSTANCES.fetch_add(1, Ordering::Relaxed) + 1,
       next_invoke: Cell::new(0),
       otel,
+      isolation,
     })
   }
 
@@ -359,10 +362,7 @@ impl CodeCall {
   /// A telemetry run for one meta-tool call, or `None` (no API, or nothing records).
   fn begin<'env>(&self, env: &'env Env, kind: &str) -> Option<Unknown<'env>> {
     let otel = self.otel(env)?;
-    let isolation: Option<String> = match kind {
-      "execute" => self.refs.get_value(env).ok()?.get("isolation").ok().flatten(),
-      _ => None,
-    };
+    let isolation = (kind == "execute").then_some(self.isolation);
     telemetry::run_of(telemetry::call(env, &otel, "begin", FnArgs::from((kind, isolation))))
   }
 
@@ -398,14 +398,7 @@ impl CodeCall {
       return e;
     }
     // Nothing else can be called while the exception is pending: take it, record, throw it again.
-    let mut exception = std::ptr::null_mut();
-    // SAFETY: `env` is this call's live environment on Node's thread; the out-pointer is a local.
-    let status = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
-    if status != napi::sys::Status::napi_ok || exception.is_null() {
-      return e;
-    }
-    // SAFETY: `exception` was just handed out by napi for this scope and is a live value.
-    let thrown = unsafe { Unknown::from_raw_unchecked(env.raw(), exception) };
+    let Some(thrown) = args::take_exception(env) else { return e };
     let code: Option<String> = match thrown.get_type() {
       Ok(ValueType::Object) => match Object::from_raw(env.raw(), thrown.raw()).get::<Unknown>("code") {
         Ok(Some(c)) if matches!(c.get_type(), Ok(ValueType::String)) => {
@@ -415,7 +408,7 @@ impl CodeCall {
         Ok(_) => None,
         Err(_) => {
           // A throwing `code` getter: not this call's error to report.
-          telemetry::clear_exception(env);
+          args::take_exception(env);
           None
         }
       },
@@ -425,7 +418,7 @@ impl CodeCall {
       telemetry::call(env, &otel, "failed", FnArgs::from((run, code.unwrap_or_else(|| "_OTHER".into()))));
     }
     // SAFETY: rethrows the same live exception value, in the same scope, with none pending.
-    unsafe { napi::sys::napi_throw(env.raw(), exception) };
+    unsafe { napi::sys::napi_throw(env.raw(), thrown.raw()) };
     e
   }
 
@@ -475,14 +468,7 @@ impl CodeCall {
       Err(e) if e.status == Status::PendingException => e,
       Err(e) => return Err(e),
     };
-    let mut exception = std::ptr::null_mut();
-    // SAFETY: `env` is this call's live environment on Node's thread; the out-pointer is a local.
-    let status = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
-    if status != napi::sys::Status::napi_ok || exception.is_null() {
-      return Err(e);
-    }
-    // SAFETY: `exception` was just handed out by napi for this scope and is a live value.
-    let exception = unsafe { Unknown::from_raw_unchecked(env.raw(), exception) };
+    let Some(exception) = args::take_exception(env) else { return Err(e) };
     let reject: Fn1<Unknown, Unknown> =
       self.helper(env)?.get("reject")?.ok_or_else(|| napi::Error::from_reason("reject"))?;
     reject.call(exception)

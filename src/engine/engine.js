@@ -44,7 +44,6 @@
           // A throwing onEvent never breaks the call.
         }
       };
-      if (run === null) run = undefined;
       if (run !== undefined) {
         run.named(name, meta.executionId);
         return run.within(calls).then((result) => {

@@ -42,19 +42,20 @@
   // Live pools' queue readers: `read()` is the number of executions waiting, or -1 once the pool
   // is gone.
   const queues = new Set();
-  function observeQueues(result) {
-    const sums = new Map();
+  // Each live reader's count; readers of pools that are gone leave the set.
+  function readQueues(each) {
     for (const q of queues) {
       let n = -1;
       try {
         n = q.read();
       } catch (_) {}
-      if (n < 0) {
-        queues.delete(q);
-        continue;
-      }
-      sums.set(q.isolation, (sums.get(q.isolation) || 0) + n);
+      if (n < 0) queues.delete(q);
+      else each(q, n);
     }
+  }
+  function observeQueues(result) {
+    const sums = new Map();
+    readQueues((q, n) => sums.set(q.isolation, (sums.get(q.isolation) || 0) + n));
     for (const [isolation, n] of sums) result.observe(n, { 'codecall.isolation': isolation });
   }
   function meters() {
@@ -360,13 +361,7 @@
   function watchQueue(read, isolation) {
     // Readers of pools gone without dispose() (a CodeCall collected) leave here, even when no
     // MeterProvider ever observes them.
-    for (const old of queues) {
-      let n = -1;
-      try {
-        n = old.read();
-      } catch (_) {}
-      if (n < 0) queues.delete(old);
-    }
+    readQueues(() => {});
     const q = { read, isolation };
     queues.add(q);
     return q;

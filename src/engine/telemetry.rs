@@ -67,7 +67,7 @@ pub fn get<'env>(env: &'env Env) -> Option<Object<'env>> {
     Ok(found) => found,
     Err(e) => {
       if e.status == Status::PendingException {
-        clear_exception(env);
+        crate::common::args::take_exception(env);
       }
       None
     }
@@ -97,13 +97,6 @@ fn load<'env>(env: &'env Env) -> napi::Result<Option<Object<'env>>> {
   factory.call(FnArgs::from((api, env!("CARGO_PKG_VERSION")))).map(Some)
 }
 
-/// Drops the exception a failed call left pending, so the caller's work can go on.
-pub fn clear_exception(env: &Env) {
-  let mut exception = std::ptr::null_mut();
-  // SAFETY: `env` is the live environment of this call on Node's thread; the out-pointer is a local.
-  let _ = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
-}
-
 /// Calls `telemetry[name](...args)`; telemetry never fails the call it watches.
 pub fn call<'env, Args: napi::bindgen_prelude::JsValuesTupleIntoVec>(
   env: &'env Env,
@@ -119,7 +112,7 @@ pub fn call<'env, Args: napi::bindgen_prelude::JsValuesTupleIntoVec>(
     Ok(v) => Some(v),
     Err(e) => {
       if e.status == Status::PendingException {
-        clear_exception(env);
+        crate::common::args::take_exception(env);
       }
       None
     }

@@ -610,7 +610,7 @@ impl Sandbox {
   }
 
   /// See `Runner::queue_probe`; `None` once disposed.
-  pub(crate) fn queue_probe(&self) -> Option<(QueueProbe, &'static str)> {
+  pub(crate) fn queue_probe(&self) -> Option<QueueProbe> {
     self.pool.as_ref().filter(|p| !p.is_disposed()).map(Runner::queue_probe)
   }
 

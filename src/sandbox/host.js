@@ -134,14 +134,12 @@
         }
         case 'approve': {
           // §9: no approve() at all means the host cannot ask (the policy's whenUnavailable).
-          if (typeof host.approve !== 'function') {
-            if (run !== undefined) run.approve(parse(payload), noop);
-            reply(token, undefined, '"__unavailable"');
-            return;
-          }
           const request = parse(payload);
-          if (run === undefined) invoke(host.approve, host, [request], token);
-          else run.approve(request, () => invoke(host.approve, host, [request], token));
+          const ask = typeof host.approve === 'function'
+            ? () => invoke(host.approve, host, [request], token)
+            : () => reply(token, undefined, '"__unavailable"');
+          if (run === undefined) ask();
+          else run.approve(request, ask);
           return;
         }
         case 'event': {
@@ -169,8 +167,6 @@
     return [promise, dispatch];
   }
 
-  function noop() {}
-
   // The style of a host function listed in `host.toolFunctions`, else undefined.
   function toolFunction(host, name) {
     const listed = host.toolFunctions;
@@ -191,7 +187,6 @@
   const AsyncResource = asyncHooks ? asyncHooks.AsyncResource : undefined;
 
   function register(key, host, signal, abort, run) {
-    if (run === null) run = undefined;
     const pair = createDispatcher(host, signal, abort, run);
     let dispatch = pair[1];
     if (run !== undefined) {

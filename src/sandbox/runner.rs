@@ -73,13 +73,12 @@ impl Runner {
     }
   }
 
-  /// Reads how many executions wait to start, and which isolation really runs them (process
-  /// isolation may have fallen back to threads). `None` once the pool is gone or disposed.
-  pub fn queue_probe(&self) -> (QueueProbe, &'static str) {
+  /// See `QueueProbe`.
+  pub fn queue_probe(&self) -> QueueProbe {
     match self {
-      Self::Thread(pool) => (Box::new(pool.queue_probe()), "thread"),
+      Self::Thread(pool) => Box::new(pool.queue_probe()),
       #[cfg(unix)]
-      Self::Process(pool) => (Box::new(pool.queue_probe()), "process"),
+      Self::Process(pool) => Box::new(pool.queue_probe()),
     }
   }
 
