@@ -973,9 +973,13 @@ static int unicode_get_cc(uint32_t c)
     }
 }
 
-static void sort_cc(int *buf, int len)
+/* codecall: an insertion sort, quadratic in a run of combining marks
+   ('a' + '\u0301\u0316'.repeat(1e5)): polls for interrupts (the shifts
+   charged, one unit each, gathered per 4096); -1 when interrupted */
+static int sort_cc(int *buf, int len, void *opaque)
 {
     int i, j, k, cc, cc1, start, ch1;
+    int64_t work = 0;
 
     for(i = 0; i < len; i++) {
         cc = unicode_get_cc(buf[i]);
@@ -995,11 +999,18 @@ static void sort_cc(int *buf, int len)
                     k--;
                 }
                 buf[k + 1] = ch1;
+                work += j - k; /* codecall */
+                if (unlikely(work >= 4096)) {
+                    if (unicode_poll_interrupts(opaque, work))
+                        return -1;
+                    work = 0;
+                }
                 j++;
             }
             i = j;
         }
     }
+    return 0;
 }
 
 static void to_nfd_rec(DynBuf *dbuf,
@@ -1051,6 +1062,7 @@ int unicode_normalize(uint32_t **pdst, const uint32_t *src, int src_len,
                       void *opaque, DynBufReallocFunc *realloc_func)
 {
     int *buf, buf_len, i, p, starter_pos, cc, last_cc, out_len;
+    int64_t work; /* codecall */
     bool is_compat;
     DynBuf dbuf_s, *dbuf = &dbuf_s;
     
@@ -1087,7 +1099,10 @@ int unicode_normalize(uint32_t **pdst, const uint32_t *src, int src_len,
     buf = (int *)dbuf->buf;
     buf_len = dbuf->size / sizeof(int);
 
-    sort_cc(buf, buf_len);
+    if (sort_cc(buf, buf_len, opaque)) { /* codecall: interrupted */
+        dbuf_free(dbuf);
+        goto fail;
+    }
 
     if (buf_len <= 1 || (n_type & 1) != 0) {
         /* NFD / NFKD */
@@ -1097,6 +1112,7 @@ int unicode_normalize(uint32_t **pdst, const uint32_t *src, int src_len,
 
     i = 1;
     out_len = 1;
+    work = 0;
     while (i < buf_len) {
         /* find the starter character and test if it is blocked from
            the character at 'i' */
@@ -1110,6 +1126,15 @@ int unicode_normalize(uint32_t **pdst, const uint32_t *src, int src_len,
                 goto next;
             last_cc = 256;
             starter_pos--;
+            /* codecall: quadratic when many marks are not blocked
+               ('a' + '\u0316\u0301'.repeat(1e5), NFC): polls as sort_cc */
+            if (unlikely(++work >= 4096)) {
+                if (unicode_poll_interrupts(opaque, work)) {
+                    dbuf_free(dbuf);
+                    goto fail;
+                }
+                work = 0;
+            }
         }
         if (starter_pos >= 0 &&
             (p = compose_pair(buf[starter_pos], buf[i])) != 0) {

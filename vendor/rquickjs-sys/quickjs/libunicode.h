@@ -112,6 +112,10 @@ bool lre_is_white_space(uint32_t c);
 int unicode_normalize(uint32_t **pdst, const uint32_t *src, int src_len,
                       UnicodeNormalizationEnum n_type,
                       void *opaque, void *(*realloc_func)(void *opaque, void *ptr, size_t size));
+/* codecall: defined by quickjs.c (opaque is the JSContext unicode_normalize
+   was given): charges `work` to the interrupt counter; non-zero when the
+   caller must stop (the "interrupted" error is pending) */
+int unicode_poll_interrupts(void *opaque, int64_t work);
 
 /* Unicode character range functions */
 

@@ -48486,8 +48486,10 @@ static JSValue js_string_normalize(JSContext *ctx, JSValueConst this_val,
         JS_FreeCString(ctx, form);
     }
 
+    /* codecall: ctx (not ctx->rt), for unicode_poll_interrupts; js_realloc
+       also raises the out-of-memory error that js_realloc_rt did not */
     out_len = unicode_normalize(&out_buf, buf, buf_len, n_type,
-                                ctx->rt, (DynBufReallocFunc *)js_realloc_rt);
+                                ctx, (DynBufReallocFunc *)js_realloc);
     js_free(ctx, buf);
     if (out_len < 0)
         return JS_EXCEPTION;
@@ -49743,6 +49745,12 @@ int lre_check_timeout(void *opaque)
     JSRuntime *rt = ctx->rt;
     return (rt->interrupt_handler &&
             rt->interrupt_handler(rt, rt->interrupt_opaque));
+}
+
+/* codecall: see libunicode.h */
+int unicode_poll_interrupts(void *opaque, int64_t work)
+{
+    return js_poll_interrupts_work(opaque, work);
 }
 
 void *lre_realloc(void *opaque, void *ptr, size_t size)
