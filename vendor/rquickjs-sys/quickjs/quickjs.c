@@ -52908,6 +52908,10 @@ static int js_proxy_get_own_property_names(JSContext *ctx,
     /* check duplicate properties (XXX: inefficient, could store the
      * properties an a temporary object to use the hash) */
     for(i = 1; i < len; i++) {
+        /* codecall: quadratic in the keys ownKeys returned; charged a
+           branch per 16 keys scanned */
+        if (js_poll_interrupts_work(ctx, i >> 4))
+            goto fail;
         if (find_prop_key(tab, i, tab[i].atom) >= 0) {
             JS_ThrowTypeError(ctx, "proxy: duplicate property");
             goto fail;
@@ -52939,6 +52943,9 @@ static int js_proxy_get_own_property_names(JSContext *ctx,
                 goto fail;
             if (res) {  /* safety, property should be found */
                 if (!(desc_flags & JS_PROP_CONFIGURABLE) || !is_extensible) {
+                    /* codecall: as above (target keys x returned keys) */
+                    if (js_poll_interrupts_work(ctx, len >> 4))
+                        goto fail;
                     idx = find_prop_key(tab, len, tab2[i].atom);
                     if (idx < 0) {
                         JS_ThrowTypeError(ctx, "proxy: target property must be present in proxy ownKeys");
