@@ -1447,6 +1447,12 @@ static int re_parse_nested_class(REParseState *s, REStringList *cr, const uint8_
     /* handle unions */
     is_first = true;
     for(;;) {
+        /* codecall: each atom is a union with the class so far (O(points)),
+           so a long class is quadratic: charged a branch per 4 points */
+        if (lre_poll_interrupts(s->opaque, cr->cr.len >> 2)) {
+            re_parse_error(s, "interrupted");
+            goto fail;
+        }
         if (*p == ']')
             break;
         if (*p == '[' && s->unicode_sets) {
@@ -2466,6 +2472,11 @@ static int re_parse_disjunction(REParseState *s, bool is_backward_dir)
         s->buf_ptr++;
 
         len = s->byte_code.size - start;
+
+        /* codecall: the insertion below moves all the alternatives so far
+           (quadratic in their number): charged a branch per 256 bytes */
+        if (lre_poll_interrupts(s->opaque, len >> 8))
+            return re_parse_error(s, "interrupted");
 
         /* insert a split before the first alternative */
         if (dbuf_insert(&s->byte_code, start, 5)) {

@@ -69,6 +69,10 @@ int lre_parse_escape(const uint8_t **pp, int allow_utf16);
 bool lre_check_stack_overflow(void *opaque, size_t alloca_size);
 /* must be provided by the user, return non zero if time out */
 int lre_check_timeout(void *opaque);
+/* codecall: charges `work` to the interrupt counter of the JSContext given as
+   opaque; non-zero when the caller must stop (the "interrupted" error is then
+   pending, and lre_compile's caller returns it instead of a SyntaxError) */
+int lre_poll_interrupts(void *opaque, int64_t work);
 void *lre_realloc(void *opaque, void *ptr, size_t size);
 
 /* JS identifier test */

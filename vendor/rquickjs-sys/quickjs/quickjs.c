@@ -49359,6 +49359,9 @@ static JSValue js_compile_regexp(JSContext *ctx, JSValueConst pattern,
                                   sizeof(error_msg), str, len, re_flags, ctx);
     JS_FreeCString(ctx, str);
     if (!re_bytecode_buf) {
+        /* codecall: interrupted (lre_poll_interrupts): that error is pending */
+        if (JS_IsUncatchableError(ctx->rt->current_exception))
+            return JS_EXCEPTION;
         JS_ThrowSyntaxError(ctx, "%s", error_msg);
         return JS_EXCEPTION;
     }
@@ -49749,6 +49752,12 @@ int lre_check_timeout(void *opaque)
 
 /* codecall: see libunicode.h */
 int unicode_poll_interrupts(void *opaque, int64_t work)
+{
+    return js_poll_interrupts_work(opaque, work);
+}
+
+/* codecall: see libregexp.h */
+int lre_poll_interrupts(void *opaque, int64_t work)
 {
     return js_poll_interrupts_work(opaque, work);
 }
