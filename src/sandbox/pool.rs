@@ -1,20 +1,31 @@
-//! The thread pool (`isolation: 'thread'`, `api.md` §2.6) and its watchdog.
+//! The thread pool (`isolation: 'thread'`, and inside each worker process, `api.md` §2.6) and its
+//! watchdog.
 //!
-//! - A small, fixed set of worker threads. Each owns the executions it started (QuickJS runtimes
-//!   are not `Send`) and serves them from one channel: start, host result, stop. An execution
-//!   awaiting the host is just data in its worker's map, so 10 000 of them park on two threads.
-//! - New work goes to the worker with the fewest live executions. `maxQueue` bounds how many
-//!   executions may wait to start (`QUEUE_FULL`), `queueTimeoutMs` how long (`QUEUE_TIMEOUT`).
-//! - The watchdog owns time. At an execution's deadline it asks the worker to stop it (the
-//!   interrupt handler ends running JS; a parked one is dropped) and, if the worker has not
-//!   answered shortly after, reports `TIMEOUT` itself: the result is on time even when a thread is
-//!   stuck inside a native builtin that never checks the interrupt. Such a thread is retired and
-//!   replaced, so new work never queues behind it.
+//! - **The execution, not the thread, is what the pool schedules.** Every execution is a `Slot`
+//!   owned by the pool: queued to start, running on some thread, or parked awaiting the host (then
+//!   it is just data in its slot, so 10 000 of them park on two threads). An execution that is
+//!   ready to run — started, or a host answer arrived — goes to one ready queue that every thread
+//!   serves: it runs on whichever thread is free, never behind another execution's CPU on "its"
+//!   thread. A QuickJS runtime moves between threads whole (`Movable`); each slice of it first
+//!   points QuickJS's stack check at the thread it now runs on.
+//! - At most `poolSize` executions run at once (the permits of the queue). `maxQueue` bounds how
+//!   many may wait to start (`QUEUE_FULL`), `queueTimeoutMs` how long (`QUEUE_TIMEOUT`).
+//! - The watchdog owns time. At an execution's deadline it asks for the execution to stop (the
+//!   interrupt handler ends running JS; a parked one is woken and ends) and, if nothing answered
+//!   shortly after, reports `TIMEOUT` itself: the result is on time even when a thread is stuck
+//!   inside a native builtin that does not poll the interrupt.
+//! - **A stuck thread holds only its own execution.** A thread busy `STUCK_AFTER` past the deadline
+//!   of what it runs is set aside: it gives back its permit, so a free thread takes the ready
+//!   executions, and it leaves the pool when its builtin returns. In this process a fresh thread
+//!   takes its place (at most `max_set_aside` are set aside at once; past that a warning says so
+//!   and ready executions wait for a thread). A worker process cannot start threads once its
+//!   seccomp filter is in: it starts `RESERVE` spare threads up front, and a set-aside thread
+//!   rejoins as a spare when it returns; its host stops giving it work and kills it once its other
+//!   executions have ended (`process/pool.rs`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -23,62 +34,128 @@ use super::bridge::CallResult;
 use super::config::{ExecuteConfig, SandboxConfig};
 use super::engine::{Engine, Execution, Job, ReplySink, Step};
 use super::error::StartError;
-use super::outcome::Outcome;
+use super::outcome::{Completed, Outcome};
 use super::shared::{lock, Shared, Stop, HOLD_RECHECK};
 use super::timers::Timers;
+use super::warnings::Warnings;
 use crate::common::ErrorCode;
 
 /// Worker threads' stack: QuickJS's own limit (`maxStackBytes`, at most a few MiB) plus room for
 /// the host side of every call; validation brings its own stack.
 const WORKER_STACK: usize = 16 << 20;
-/// How long after a deadline the watchdog waits for the worker's own report (which has the logs).
+/// How long after a deadline the watchdog waits for the execution's own report (which has the logs).
 const REPORT_GRACE: Duration = Duration::from_millis(40);
-/// How long past its deadline a worker may stay busy before it counts as stuck and is replaced.
-const STUCK_AFTER: Duration = Duration::from_millis(500);
+/// How long past its execution's deadline a thread may stay busy before it is set aside. The
+/// interrupt stops bytecode within microseconds and the patched builtins within milliseconds, so
+/// a thread still busy by then is in native code that does not poll.
+const STUCK_AFTER: Duration = Duration::from_millis(100);
+/// Spare threads a worker process starts up front, for the threads it may have to set aside.
+pub const RESERVE: usize = 4;
 
-pub enum WorkerMsg {
-  Start(Box<Job>),
-  Reply { key: u64, call_id: u64, result: CallResult },
-  Stop { key: u64 },
-  Shutdown,
+/// One execution's runtime, moved whole between the pool's threads.
+struct Movable(Execution);
+
+// SAFETY: an `Execution` is not `Send` only because of what it owns: a QuickJS runtime and
+// context (rquickjs without `parallel`: `Rc`-counted handles and raw pointers), `Persistent`
+// handles into that runtime, and `Rc`/`Cell` state shared with the native functions installed in
+// that same context. Every one of those `Rc`s, handles and pointers is reachable only from inside
+// this execution: nothing outside it (the engine of the thread that started it, other executions,
+// the host) keeps a clone or a pointer into its runtime — the host side holds only `Arc`s (`Shared`,
+// the reply sink's `Weak`s). The whole graph moves at once, inside its slot's mutex, and exactly
+// one thread touches it at a time (the one that took it out of the slot), so no non-atomic count
+// is ever touched from two threads. QuickJS keeps no thread-local state of a runtime; its one
+// thread-bound value, the stack top its stack-overflow check reads, is reset on the thread that
+// runs each slice (`Execution::enter_thread`) before any JS runs.
+unsafe impl Send for Movable {}
+
+/// A unit of work in the ready queue.
+enum Task {
+  Start(Box<Job>, Arc<Slot>),
+  Run(Arc<Slot>),
 }
 
-#[derive(Clone)]
-struct WorkerSink(Sender<WorkerMsg>);
+/// One execution of this pool, wherever it is.
+struct Slot {
+  key: u64,
+  shared: Arc<Shared>,
+  st: Mutex<SlotState>,
+}
 
-impl ReplySink for WorkerSink {
-  fn reply(&self, key: u64, call_id: u64, result: CallResult) {
-    // A send fails only when the worker is gone; the execution has been completed by then.
-    let _ = self.0.send(WorkerMsg::Reply { key, call_id, result });
+#[derive(Default)]
+struct SlotState {
+  /// The runtime while it is parked; `None` before it starts, while a thread runs it, and after.
+  execution: Option<Movable>,
+  /// Host answers that arrived since it last ran.
+  inbox: Vec<(u64, CallResult)>,
+  /// Run it again even with an empty inbox (a request to stop).
+  poke: bool,
+  /// In the ready queue or on a thread: a new answer needs no new task. False exactly while it
+  /// is parked.
+  scheduled: bool,
+  done: bool,
+}
+
+/// Host answers go straight to their execution's slot.
+#[derive(Clone)]
+struct SlotSink {
+  slot: Weak<Slot>,
+  pool: Weak<Inner>,
+}
+
+impl ReplySink for SlotSink {
+  fn reply(&self, _key: u64, call_id: u64, result: CallResult) {
+    // Either is gone only once the execution has been completed.
+    if let (Some(slot), Some(pool)) = (self.slot.upgrade(), self.pool.upgrade()) {
+      wake(&pool, &slot, Some((call_id, result)));
+    }
   }
 }
 
-struct Worker {
-  sender: Sender<WorkerMsg>,
-  /// Live executions on this worker (started or queued to start).
-  load: AtomicUsize,
-  /// Milliseconds since the pool's epoch until which the current work may run; 0 when idle.
+/// The ready queue, with the permits that bound how many executions run at once.
+struct Queue {
+  tasks: VecDeque<Task>,
+  /// Tasks being run by threads that hold a permit (set-aside threads hold none).
+  active: usize,
+  /// Threads set aside and not yet returned.
+  set_aside: usize,
+  /// Threads that are not set aside (spares included).
+  threads: usize,
+  shutdown: bool,
+}
+
+/// One thread of the pool, as the watchdog sees it.
+struct Thread {
+  /// Milliseconds since the pool's epoch until which the current slice may run; 0 when idle.
   busy_until: AtomicU64,
-  /// The execution the current work belongs to: a hold on its deadline (§9) is not being stuck.
+  /// The execution the current slice belongs to: a hold on its deadline (§9) is not being stuck.
   running: Mutex<Option<Arc<Shared>>>,
-  retired: AtomicBool,
-  thread: Mutex<Option<JoinHandle<()>>>,
+  /// Set aside by the watchdog (changed under the queue's lock).
+  set_aside: AtomicBool,
+  handle: Mutex<Option<JoinHandle<()>>>,
 }
 
 struct Inner {
   config: Arc<SandboxConfig>,
   epoch: Instant,
-  workers: Mutex<Vec<Arc<Worker>>>,
+  queue: Mutex<Queue>,
+  ready: Condvar,
+  /// Tasks in the queue, readable without its lock (idle threads poll it briefly before sleeping).
+  waiting: AtomicUsize,
   /// Executions submitted and not yet started.
   queued: AtomicUsize,
-  /// Round-robin start for picking a worker.
-  cursor: AtomicUsize,
+  /// Every execution not yet done, by key: parked runtimes live here.
+  slots: Mutex<HashMap<u64, Arc<Slot>>>,
+  next_key: AtomicU64,
+  threads: Mutex<Vec<Arc<Thread>>>,
   disposed: AtomicBool,
   watchdog: Watchdog,
-  /// Inside a worker process: no thread may be created once the seccomp filter is in, so a stuck
-  /// thread is only set aside (the host kills the process), and only the thread running an
-  /// execution reports it (the host reports a stuck one itself, and then kills the process).
+  /// Inside a worker process: no thread may be created once the seccomp filter is in, so the
+  /// spares are started up front, and only the thread running an execution reports it (the host
+  /// reports a stuck one itself, and then retires the process).
   in_worker_process: bool,
+  /// At most this many threads are set aside at once; past it ready executions wait for a thread.
+  max_set_aside: usize,
+  warnings: Option<Arc<Mutex<Warnings>>>,
 }
 
 /// The pool behind one `Sandbox`.
@@ -89,31 +166,49 @@ pub struct Pool {
 
 impl Pool {
   pub fn new(config: Arc<SandboxConfig>) -> Result<Self, StartError> {
-    Self::create(config, false)
+    Self::create(config, false, None)
+  }
+
+  /// A sandbox's pool, whose warnings (threads set aside past the limit) go to `warnings`.
+  pub fn reporting_to(config: Arc<SandboxConfig>, warnings: Arc<Mutex<Warnings>>) -> Result<Self, StartError> {
+    Self::create(config, false, Some(warnings))
   }
 
   /// The pool of a worker process (`process/worker.rs`): every thread is started here, none later.
   pub fn for_worker_process(config: Arc<SandboxConfig>) -> Result<Self, StartError> {
-    Self::create(config, true)
+    Self::create(config, true, None)
   }
 
-  fn create(config: Arc<SandboxConfig>, in_worker_process: bool) -> Result<Self, StartError> {
+  fn create(
+    config: Arc<SandboxConfig>,
+    in_worker_process: bool,
+    warnings: Option<Arc<Mutex<Warnings>>>,
+  ) -> Result<Self, StartError> {
+    let permits = config.pool_size.max(1);
+    let threads = if in_worker_process { permits + RESERVE } else { permits };
     let inner = Arc::new(Inner {
       config: config.clone(),
       epoch: Instant::now(),
-      workers: Mutex::new(Vec::new()),
+      queue: Mutex::new(Queue { tasks: VecDeque::new(), active: 0, set_aside: 0, threads: 0, shutdown: false }),
+      ready: Condvar::new(),
+      waiting: AtomicUsize::new(0),
       queued: AtomicUsize::new(0),
-      cursor: AtomicUsize::new(0),
+      slots: Mutex::new(HashMap::new()),
+      next_key: AtomicU64::new(0),
+      threads: Mutex::new(Vec::new()),
       disposed: AtomicBool::new(false),
       watchdog: Watchdog::default(),
       in_worker_process,
+      max_set_aside: if in_worker_process { RESERVE } else { permits.max(4) },
+      warnings,
     });
-    for _ in 0..config.pool_size.max(1) {
-      let worker = spawn_worker(&inner)?;
-      lock(&inner.workers).push(worker);
+    let (started, all_started) = std::sync::mpsc::channel::<()>();
+    for _ in 0..threads {
+      spawn_thread(&inner, Some(started.clone()))?;
     }
+    drop(started);
     let weak = Arc::downgrade(&inner);
-    let (running, is_running) = channel::<()>();
+    let (running, is_running) = std::sync::mpsc::channel::<()>();
     let watchdog_thread = std::thread::Builder::new()
       .name("codecall-watchdog".into())
       .spawn(move || {
@@ -122,10 +217,13 @@ impl Pool {
       })
       .map_err(|e| StartError::Thread("the watchdog thread", e))?;
     if in_worker_process {
-      // A thread makes system calls of its own start-up (rseq, robust list, signal stack, name)
-      // after `spawn` returns: the worker installs its seccomp filter only once this one is running.
-      // (The executor threads are proven running by the worker's warm-up executions.)
+      // A thread makes system calls of its own start-up (rseq, robust list, signal stack, name,
+      // its engine's first runtime) after `spawn` returns: the worker installs its seccomp filter
+      // only once every thread has made its engine and a prepared context.
       let _ = is_running.recv_timeout(Duration::from_secs(10));
+      for _ in 0..threads {
+        let _ = all_started.recv_timeout(Duration::from_secs(10));
+      }
     }
     Ok(Self { inner, watchdog_thread: Some(watchdog_thread) })
   }
@@ -144,24 +242,21 @@ impl Pool {
       ));
       return;
     }
-    let Some(worker) = least_loaded(inner) else {
-      shared.complete_from_outside(Outcome::sandbox(ErrorCode::WorkerStartupFailed, "No worker thread is available"));
-      return;
-    };
     inner.queued.fetch_add(1, Ordering::AcqRel);
-    worker.load.fetch_add(1, Ordering::AcqRel);
     inner.watchdog.add(
       shared.submitted + Duration::from_millis(inner.config.queue_timeout_ms),
       Timer::Queue,
       shared.clone(),
     );
+    let key = inner.next_key.fetch_add(1, Ordering::Relaxed) + 1;
+    let slot = Arc::new(Slot {
+      key,
+      shared: shared.clone(),
+      st: Mutex::new(SlotState { scheduled: true, ..SlotState::default() }),
+    });
+    lock(&inner.slots).insert(key, slot.clone());
     let job = Job { script, sandbox: inner.config.clone(), exec: Arc::new(exec), shared };
-    if let Err(failed) = worker.sender.send(WorkerMsg::Start(Box::new(job))) {
-      inner.queued.fetch_sub(1, Ordering::AcqRel);
-      if let WorkerMsg::Start(job) = failed.0 {
-        job.shared.complete_from_outside(Outcome::sandbox(ErrorCode::WorkerCrashed, "The worker thread is gone"));
-      }
-    }
+    push(inner, Task::Start(Box::new(job), slot));
   }
 
   /// A handle that stops executions of this pool (their `AbortSignal` fired), from any thread.
@@ -187,11 +282,18 @@ impl Pool {
         shared.report_stop();
       }
     }
+    // Parked runtimes are woken, so that the threads end and free them before they leave.
+    let slots: Vec<Arc<Slot>> = lock(&inner.slots).values().cloned().collect();
+    for slot in &slots {
+      slot.shared.request_stop(Stop::Disposed);
+      wake(inner, slot, None);
+    }
+    lock(&inner.queue).shutdown = true;
+    inner.ready.notify_all();
     let mut threads = Vec::new();
-    for worker in lock(&inner.workers).drain(..) {
-      let _ = worker.sender.send(WorkerMsg::Shutdown);
-      if let Some(thread) = lock(&worker.thread).take() {
-        threads.push(thread);
+    for thread in lock(&inner.threads).drain(..) {
+      if let Some(handle) = lock(&thread.handle).take() {
+        threads.push(handle);
       }
     }
     inner.watchdog.shutdown();
@@ -229,215 +331,270 @@ impl Drop for Pool {
   }
 }
 
-/// The worker with the fewest live executions; ties go round-robin, so that back-to-back
-/// executions alternate and each worker prepares its next context while the other runs.
-fn least_loaded(inner: &Inner) -> Option<Arc<Worker>> {
-  let workers = lock(&inner.workers);
-  let n = workers.len();
-  if n == 0 {
-    return None;
-  }
-  let start = inner.cursor.fetch_add(1, Ordering::Relaxed);
-  (0..n)
-    .map(|i| &workers[(start + i) % n])
-    .filter(|w| !w.retired.load(Ordering::Acquire))
-    .min_by_key(|w| w.load.load(Ordering::Acquire))
-    .cloned()
+fn push(inner: &Inner, task: Task) {
+  let mut q = lock(&inner.queue);
+  q.tasks.push_back(task);
+  inner.waiting.store(q.tasks.len(), Ordering::Release);
+  drop(q);
+  inner.ready.notify_one();
 }
 
-fn spawn_worker(inner: &Arc<Inner>) -> Result<Arc<Worker>, StartError> {
-  let (sender, receiver) = channel();
-  let worker = Arc::new(Worker {
-    sender: sender.clone(),
-    load: AtomicUsize::new(0),
+/// An answer arrived for a slot (`Some`), or it must look at its stop reason (`None`): a parked
+/// execution becomes ready; one on a thread finds it in its inbox before it parks again.
+fn wake(inner: &Inner, slot: &Arc<Slot>, reply: Option<(u64, CallResult)>) {
+  let mut st = lock(&slot.st);
+  if st.done {
+    return;
+  }
+  match reply {
+    Some(answer) => st.inbox.push(answer),
+    None => st.poke = true,
+  }
+  if st.scheduled {
+    return;
+  }
+  st.scheduled = true;
+  drop(st);
+  push(inner, Task::Run(slot.clone()));
+}
+
+fn spawn_thread(inner: &Arc<Inner>, started: Option<std::sync::mpsc::Sender<()>>) -> Result<(), StartError> {
+  let thread = Arc::new(Thread {
     busy_until: AtomicU64::new(0),
     running: Mutex::new(None),
-    retired: AtomicBool::new(false),
-    thread: Mutex::new(None),
+    set_aside: AtomicBool::new(false),
+    handle: Mutex::new(None),
   });
+  lock(&inner.queue).threads += 1;
   let weak_inner = Arc::downgrade(inner);
-  let me = Arc::downgrade(&worker);
-  let thread = std::thread::Builder::new()
+  let me = thread.clone();
+  let spawned = std::thread::Builder::new()
     .name("codecall-worker".into())
     .stack_size(WORKER_STACK)
-    .spawn(move || worker_loop(receiver, sender, me, weak_inner))
-    .map_err(|e| StartError::Thread("a worker thread", e))?;
-  *lock(&worker.thread) = Some(thread);
-  Ok(worker)
-}
-
-/// One execution fewer lives on this worker.
-fn release_load(me: &Weak<Worker>) {
-  if let Some(w) = me.upgrade() {
-    w.load.fetch_sub(1, Ordering::AcqRel);
+    .spawn(move || thread_loop(me, weak_inner, started));
+  match spawned {
+    Ok(handle) => {
+      *lock(&thread.handle) = Some(handle);
+      lock(&inner.threads).push(thread);
+      Ok(())
+    }
+    Err(e) => {
+      lock(&inner.queue).threads -= 1;
+      Err(StartError::Thread("a worker thread", e))
+    }
   }
 }
 
-fn worker_loop(receiver: Receiver<WorkerMsg>, sender: Sender<WorkerMsg>, me: Weak<Worker>, inner: Weak<Inner>) {
-  let mut engine = match Engine::new() {
-    Ok(engine) => engine,
-    Err(message) => {
-      // Nothing can run here: answer every start with WORKER_STARTUP_FAILED.
-      while let Ok(msg) = receiver.recv() {
-        match msg {
-          WorkerMsg::Start(job) => {
-            job.shared.complete_from_outside(Outcome::sandbox(ErrorCode::WorkerStartupFailed, message.to_string()));
-          }
-          WorkerMsg::Shutdown => return,
-          _ => {}
-        }
-      }
-      return;
-    }
-  };
-  let sink = WorkerSink(sender);
-  let mut executions: HashMap<u64, (Execution, Arc<Shared>)> = HashMap::new();
-  let mut next_key: u64 = 0;
-  let finish = |shared: &Arc<Shared>, completed, me: &Weak<Worker>| {
-    shared.complete(completed);
-    release_load(me);
-  };
+/// How long an idle thread polls for the next task before it sleeps, when a few executions are
+/// parked: their answers are usually microseconds away, and waking a sleeping thread costs more
+/// than the call. With many parked, answers keep arriving anyway, and polling would only take
+/// CPU from Node's thread, which is running the host's tools.
+const SPIN: Duration = Duration::from_micros(200);
+/// Above this many parked executions an idle thread does not poll.
+const SPIN_MAX_PARKED: usize = 2;
 
+/// What one thread does with the next task; `None` when it must leave the pool.
+fn next_task(inner: &Inner, engine: &mut Option<Engine>, spare_failed: &mut bool) -> Option<Task> {
+  let permits = inner.config.pool_size.max(1);
+  let mut q = lock(&inner.queue);
+  loop {
+    if !q.tasks.is_empty() && q.active < permits {
+      q.active += 1;
+      let task = q.tasks.pop_front();
+      inner.waiting.store(q.tasks.len(), Ordering::Release);
+      if !q.tasks.is_empty() && q.active < permits {
+        inner.ready.notify_one();
+      }
+      return task;
+    }
+    if q.shutdown && q.tasks.is_empty() {
+      return None;
+    }
+    // Idle: prepare the next execution's context first, off every execution's clock (once: if it
+    // cannot be made now, the next execution makes its own and reports why).
+    if let Some(engine) = engine.as_mut() {
+      if !engine.has_spare() && !*spare_failed {
+        drop(q);
+        let _ = catch_unwind(AssertUnwindSafe(|| engine.prepare_spare(&inner.config)));
+        *spare_failed = !engine.has_spare();
+        q = lock(&inner.queue);
+        continue;
+      }
+    }
+    let parked = lock(&inner.slots).len().saturating_sub(q.active);
+    if q.tasks.is_empty() && (1..=SPIN_MAX_PARKED).contains(&parked) {
+      drop(q);
+      let start = Instant::now();
+      while inner.waiting.load(Ordering::Acquire) == 0 && start.elapsed() < SPIN {
+        std::thread::yield_now();
+      }
+      q = lock(&inner.queue);
+      if !q.tasks.is_empty() {
+        continue;
+      }
+    }
+    q = inner.ready.wait(q).unwrap_or_else(|p| p.into_inner());
+  }
+}
+
+fn thread_loop(me: Arc<Thread>, inner: Weak<Inner>, started: Option<std::sync::mpsc::Sender<()>>) {
   let config = match inner.upgrade() {
     Some(pool) => pool.config.clone(),
     None => return,
   };
+  // Without an engine nothing can start here; executions already started still run.
+  let (mut engine, startup_error) = match Engine::new() {
+    Ok(mut engine) => {
+      if started.is_some() {
+        engine.prepare_spare(&config);
+      }
+      (Some(engine), None)
+    }
+    Err(message) => (None, Some(message.to_string())),
+  };
+  if let Some(started) = started {
+    let _ = started.send(());
+  }
   let mut spare_failed = false;
   loop {
-    let msg = match receiver.try_recv() {
-      Ok(msg) => Some(msg),
-      Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
-      Err(std::sync::mpsc::TryRecvError::Empty) => {
-        // Idle: prepare the next execution's context first, off every execution's clock (once:
-        // if it cannot be made now, the next execution makes its own and reports why).
-        if !engine.has_spare() && !spare_failed {
-          let _ = catch_unwind(AssertUnwindSafe(|| engine.prepare_spare(&config)));
-          spare_failed = !engine.has_spare();
-          continue;
-        }
-        // With one or two executions awaiting the host, the answer is usually microseconds
-        // away: poll briefly before sleeping, because waking a sleeping thread costs more than
-        // the call. With many parked, answers keep arriving anyway, and polling would only take
-        // CPU from Node's thread, which is running the host's tools.
-        if executions.is_empty() || executions.len() > SPIN_MAX_PARKED {
-          receiver.recv().ok()
-        } else {
-          receive_soon(&receiver)
-        }
-      }
-    };
-    let Some(msg) = msg else { break };
-    let Some(pool) = inner.upgrade() else { break };
-    let busy = |deadline: Option<Instant>, shared: &Arc<Shared>| {
-      if let Some(w) = me.upgrade() {
-        // `None`: held (a person decides about a call); the watchdog asks `running` again.
-        let until = deadline.map_or(u64::MAX / 2, |d| d.saturating_duration_since(pool.epoch).as_millis() as u64);
-        *lock(&w.running) = Some(shared.clone());
-        w.busy_until.store(until.max(1), Ordering::Release);
-      }
-    };
-    match msg {
-      WorkerMsg::Start(job) => {
+    let Some(pool) = inner.upgrade() else { return };
+    let Some(task) = next_task(&pool, &mut engine, &mut spare_failed) else { break };
+    match task {
+      Task::Start(job, slot) => {
         pool.queued.fetch_sub(1, Ordering::AcqRel);
         spare_failed = false;
-        let shared = job.shared.clone();
-        if shared.stop() != Stop::Running || shared.is_completed() {
-          release_load(&me);
-          continue;
-        }
-        let deadline = match shared.mark_started() {
-          Some(deadline) => deadline,
+        match engine.as_mut() {
+          Some(engine) => start(&pool, &me, engine, *job, slot),
           None => {
-            release_load(&me);
-            continue;
-          }
-        };
-        shared.host.started();
-        pool.watchdog.add(deadline, Timer::Deadline, shared.clone());
-        next_key += 1;
-        let key = next_key;
-        let worker = sink.0.clone();
-        *lock(&shared.link) = Some(Box::new(move || worker.send(WorkerMsg::Stop { key }).is_ok()));
-        busy(Some(deadline), &shared);
-        let started =
-          catch_unwind(AssertUnwindSafe(|| Execution::start(&mut engine, *job, deadline, key, sink.clone())));
-        match started {
-          Ok(Ok((execution, Step::Parked))) => {
-            executions.insert(key, (execution, shared));
-          }
-          Ok(Ok((execution, Step::Done(completed)))) => {
-            finish(&shared, completed, &me);
-            drop(execution);
-          }
-          Ok(Err(completed)) => finish(&shared, *completed, &me),
-          Err(_) => {
-            shared.complete_from_outside(crashed());
-            release_load(&me);
+            let message = startup_error.clone().unwrap_or_default();
+            job.shared.complete_from_outside(Outcome::sandbox(ErrorCode::WorkerStartupFailed, message));
+            forget(&pool, &slot);
           }
         }
       }
-      WorkerMsg::Reply { key, call_id, result } => {
-        let step = match executions.get_mut(&key) {
-          Some((execution, shared)) => {
-            busy(execution.deadline(), shared);
-            catch_unwind(AssertUnwindSafe(|| execution.resume(call_id, result)))
-              .unwrap_or_else(|_| Step::Done(crashed_completed()))
-          }
-          None => continue,
-        };
-        if let Step::Done(completed) = step {
-          if let Some((execution, shared)) = executions.remove(&key) {
-            finish(&shared, completed, &me);
-            drop(execution);
-          }
+      Task::Run(slot) => {
+        let taken = lock(&slot.st).execution.take();
+        if let Some(Movable(execution)) = taken {
+          drive(&pool, &me, &slot, execution, None);
         }
-      }
-      WorkerMsg::Stop { key } => {
-        if let Some((mut execution, shared)) = executions.remove(&key) {
-          let completed =
-            catch_unwind(AssertUnwindSafe(|| execution.stopped())).unwrap_or_else(|_| crashed_completed());
-          finish(&shared, completed, &me);
-          drop(execution);
-        }
-      }
-      WorkerMsg::Shutdown => break,
-    }
-    if let Some(w) = me.upgrade() {
-      w.busy_until.store(0, Ordering::Release);
-      *lock(&w.running) = None;
-      if w.retired.load(Ordering::Acquire) && executions.is_empty() {
-        break;
       }
     }
-  }
-  for (_, (mut execution, shared)) in executions.drain() {
-    if !shared.is_completed() {
-      shared.request_stop(Stop::Disposed);
-      let completed = execution.stopped();
-      shared.complete(completed);
+    me.busy_until.store(0, Ordering::Release);
+    *lock(&me.running) = None;
+    // Give the permit back — unless the watchdog took it already, when it set this thread aside.
+    let mut q = lock(&pool.queue);
+    if me.set_aside.swap(false, Ordering::AcqRel) {
+      q.set_aside -= 1;
+      if !pool.in_worker_process {
+        // Its replacement is running: leave.
+        drop(q);
+        lock(&pool.threads).retain(|t| !Arc::ptr_eq(t, &me));
+        return;
+      }
+      // A worker process keeps it, as a spare.
+      q.threads += 1;
+    } else {
+      q.active -= 1;
+    }
+    let more = !q.tasks.is_empty();
+    drop(q);
+    if more {
+      pool.ready.notify_one();
     }
   }
 }
 
-/// How long an idle worker with parked executions polls before it blocks.
-const SPIN: Duration = Duration::from_micros(200);
-/// Above this many parked executions a worker does not poll.
-const SPIN_MAX_PARKED: usize = 2;
+/// Marks this thread busy with `shared` until `deadline` (`None`: held while a person decides).
+fn busy(pool: &Inner, me: &Thread, deadline: Option<Instant>, shared: &Arc<Shared>) {
+  let until = deadline.map_or(u64::MAX / 2, |d| d.saturating_duration_since(pool.epoch).as_millis() as u64);
+  *lock(&me.running) = Some(shared.clone());
+  me.busy_until.store(until.max(1), Ordering::Release);
+}
 
-fn receive_soon(receiver: &Receiver<WorkerMsg>) -> Option<WorkerMsg> {
-  let start = Instant::now();
-  loop {
-    match receiver.try_recv() {
-      Ok(msg) => return Some(msg),
-      Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
-      Err(std::sync::mpsc::TryRecvError::Empty) => {
-        if start.elapsed() > SPIN {
-          return receiver.recv().ok();
-        }
-        std::thread::yield_now();
+fn start(pool: &Arc<Inner>, me: &Thread, engine: &mut Engine, job: Job, slot: Arc<Slot>) {
+  let shared = job.shared.clone();
+  if shared.stop() != Stop::Running || shared.is_completed() {
+    forget(pool, &slot);
+    return;
+  }
+  let Some(deadline) = shared.mark_started() else {
+    forget(pool, &slot);
+    return;
+  };
+  shared.host.started();
+  pool.watchdog.add(deadline, Timer::Deadline, shared.clone());
+  {
+    let (slot, pool) = (Arc::downgrade(&slot), Arc::downgrade(pool));
+    *lock(&shared.link) = Some(Box::new(move || match (slot.upgrade(), pool.upgrade()) {
+      (Some(slot), Some(pool)) => {
+        wake(&pool, &slot, None);
+        true
       }
+      _ => false,
+    }));
+  }
+  busy(pool, me, Some(deadline), &shared);
+  let sink = SlotSink { slot: Arc::downgrade(&slot), pool: Arc::downgrade(pool) };
+  let started = catch_unwind(AssertUnwindSafe(|| Execution::start(engine, job, deadline, slot.key, sink)));
+  match started {
+    Ok(Ok((execution, step))) => drive(pool, me, &slot, execution, Some(step)),
+    Ok(Err(completed)) => finish(pool, &slot, *completed),
+    Err(_) => {
+      shared.complete_from_outside(crashed());
+      forget(pool, &slot);
     }
   }
+}
+
+/// Runs an execution for as long as it has something to do, then parks it in its slot (or ends it).
+fn drive(pool: &Inner, me: &Thread, slot: &Slot, mut execution: Execution, mut step: Option<Step>) {
+  loop {
+    if let Some(Step::Done(completed)) = step {
+      drop(execution);
+      finish(pool, slot, completed);
+      return;
+    }
+    let (answers, _poke) = {
+      let mut st = lock(&slot.st);
+      if st.inbox.is_empty() && !st.poke {
+        st.execution = Some(Movable(execution));
+        st.scheduled = false;
+        return;
+      }
+      (std::mem::take(&mut st.inbox), std::mem::take(&mut st.poke))
+    };
+    busy(pool, me, execution.deadline(), &slot.shared);
+    let slice = catch_unwind(AssertUnwindSafe(|| {
+      execution.enter_thread();
+      if answers.is_empty() {
+        return execution.pump();
+      }
+      let mut last = Step::Parked;
+      for (call_id, result) in answers {
+        last = execution.resume(call_id, result);
+        if matches!(last, Step::Done(_)) {
+          break;
+        }
+      }
+      last
+    }));
+    step = Some(slice.unwrap_or_else(|_| Step::Done(crashed_completed())));
+  }
+}
+
+fn finish(pool: &Inner, slot: &Slot, completed: Completed) {
+  slot.shared.complete(completed);
+  forget(pool, slot);
+}
+
+/// The slot is done: answers for it are dropped from now on.
+fn forget(pool: &Inner, slot: &Slot) {
+  {
+    let mut st = lock(&slot.st);
+    st.done = true;
+    st.inbox.clear();
+  }
+  lock(&pool.slots).remove(&slot.key);
 }
 
 /// A bug in the sandbox itself surfaced as a panic while running this execution.
@@ -445,11 +602,11 @@ fn crashed() -> Outcome {
   Outcome::sandbox(ErrorCode::WorkerCrashed, "The sandbox failed while running this execution (internal error)")
 }
 
-fn crashed_completed() -> super::outcome::Completed {
-  super::outcome::Completed { outcome: crashed(), logs: Vec::new(), stats: Default::default() }
+fn crashed_completed() -> Completed {
+  Completed { outcome: crashed(), logs: Vec::new(), stats: Default::default() }
 }
 
-/// Asks the execution's worker to stop it now; if it cannot report in time, the watchdog will.
+/// Asks the execution to stop now; if it cannot report in time, the watchdog will.
 fn stop_execution(inner: &Arc<Inner>, shared: &Arc<Shared>) {
   let asked = lock(&shared.link).as_ref().map(|ask| ask());
   match asked {
@@ -471,8 +628,10 @@ enum Timer {
   Queue,
   /// `timeoutMs` reached.
   Deadline,
-  /// The worker was asked to stop the execution and had time to report.
+  /// The execution was asked to stop and had time to report.
   Report,
+  /// `STUCK_AFTER` past the deadline: is a thread still running it?
+  Stuck,
 }
 
 #[derive(Default)]
@@ -512,7 +671,7 @@ impl Watchdog {
   }
 }
 
-/// How often the watchdog looks for stuck workers when no timer is due sooner.
+/// How often the watchdog looks for stuck threads when no timer is due sooner.
 const STUCK_CHECK: Duration = Duration::from_millis(100);
 
 fn watchdog_loop(inner: Weak<Inner>) {
@@ -537,7 +696,7 @@ fn watchdog_loop(inner: Weak<Inner>) {
     };
     for (timer, shared) in due {
       let shared = &shared;
-      if shared.is_completed() {
+      if shared.is_completed() && timer != Timer::Stuck {
         continue;
       }
       match timer {
@@ -555,51 +714,266 @@ fn watchdog_loop(inner: Weak<Inner>) {
             Some(_) => {
               shared.request_stop(Stop::Timeout);
               stop_execution(&pool, shared);
+              pool.watchdog.add(now + STUCK_AFTER, Timer::Stuck, shared.clone());
             }
           }
         }
         Timer::Report => shared.report_stop(),
+        // The periodic look below covers it.
+        Timer::Stuck => {}
       }
     }
-    replace_stuck_workers(&pool);
+    set_aside_stuck_threads(&pool);
   }
 }
 
-/// A worker busy well past the deadline of what it runs is stuck in native code: it takes no new
-/// work, a fresh thread takes its place, and it exits on its own if it ever returns.
-fn replace_stuck_workers(pool: &Arc<Inner>) {
+/// A thread busy well past the deadline of what it runs is stuck in native code: it gives back
+/// its permit (a free thread takes the ready executions), a fresh thread takes its place in this
+/// process, and it leaves the pool — or, in a worker process, becomes a spare — when it returns.
+fn set_aside_stuck_threads(pool: &Arc<Inner>) {
   if pool.disposed.load(Ordering::Acquire) {
     return;
   }
-  let now = pool.epoch.elapsed().as_millis() as u64;
-  let stuck: Vec<Arc<Worker>> = lock(&pool.workers)
-    .iter()
-    .filter(|w| {
-      let until = w.busy_until.load(Ordering::Acquire);
-      let past = until != 0 && now > until.saturating_add(STUCK_AFTER.as_millis() as u64);
-      // Past the deadline it started with — unless a hold moved it (a person decided about a call
-      // meanwhile, §9) or holds it still.
-      let moved = || {
-        lock(&w.running).as_ref().is_some_and(|s| {
-          s.effective_deadline()
-            .is_none_or(|d| d.saturating_duration_since(pool.epoch) + STUCK_AFTER > pool.epoch.elapsed())
-        })
-      };
-      past && !w.retired.load(Ordering::Acquire) && !moved()
-    })
-    .cloned()
-    .collect();
-  for worker in stuck {
-    worker.retired.store(true, Ordering::Release);
-    if pool.in_worker_process {
+  let now = pool.epoch.elapsed();
+  let stuck_after = STUCK_AFTER.as_millis() as u64;
+  let threads: Vec<Arc<Thread>> = lock(&pool.threads).clone();
+  for thread in threads {
+    let until = thread.busy_until.load(Ordering::Acquire);
+    if until == 0 || (now.as_millis() as u64) <= until.saturating_add(stuck_after) {
       continue;
     }
-    if let Ok(fresh) = spawn_worker(pool) {
-      let mut workers = lock(&pool.workers);
-      workers.retain(|w| !Arc::ptr_eq(w, &worker));
-      workers.push(fresh);
+    // Past the deadline it started with — unless a hold moved it (a person decided about a call
+    // meanwhile, §9) or holds it still.
+    let moved = lock(&thread.running).as_ref().is_some_and(|s| {
+      s.effective_deadline().is_none_or(|d| d.saturating_duration_since(pool.epoch) + STUCK_AFTER > now)
+    });
+    if moved {
+      continue;
     }
-    // Its thread is detached: joining could wait for as long as the builtin runs.
-    drop(lock(&worker.thread).take());
+    let mut q = lock(&pool.queue);
+    // Checked again under the queue's lock: the thread gives its permit back under it too.
+    if thread.set_aside.load(Ordering::Acquire) || thread.busy_until.load(Ordering::Acquire) != until {
+      continue;
+    }
+    if q.set_aside >= pool.max_set_aside {
+      drop(q);
+      warn_set_aside_limit(pool);
+      continue;
+    }
+    thread.set_aside.store(true, Ordering::Release);
+    q.active -= 1;
+    q.set_aside += 1;
+    q.threads -= 1;
+    drop(q);
+    if !pool.in_worker_process {
+      // Its replacement; it is detached too when it leaves (joining could wait as long as the
+      // builtin runs).
+      let _ = spawn_thread(pool, None);
+      lock(&pool.threads).retain(|t| !Arc::ptr_eq(t, &thread));
+      drop(lock(&thread.handle).take());
+    }
+    pool.ready.notify_one();
+  }
+}
+
+fn warn_set_aside_limit(pool: &Inner) {
+  if let Some(warnings) = &pool.warnings {
+    lock(warnings).push(format!(
+      "{} threads of this sandbox are set aside, each stuck in a native builtin past its execution's deadline: no \
+       more are replaced until one returns, and ready executions wait for a free thread",
+      pool.max_set_aside
+    ));
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  //! The scheduler: a ready execution runs on any free thread, and a thread stuck in native code
+  //! (here: a host `getTool` that blocks the execution's thread and ignores its deadline, which is
+  //! what a builtin that does not poll the interrupt looks like to the pool) holds only its own.
+  use std::sync::mpsc::{channel, Receiver, Sender};
+  use std::sync::{Arc, Mutex};
+  use std::time::{Duration, Instant};
+
+  use super::Pool;
+  use crate::sandbox::bridge::{CallResult, Event, Host, HostCall, Reply};
+  use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
+  use crate::sandbox::outcome::{Completed, Outcome};
+  use crate::sandbox::shared::Shared;
+  use crate::sandbox::warnings::Warnings;
+
+  /// Answers every tool call after `delay` (from another thread, as a real host does); `getTool`
+  /// blocks its caller's thread for `stuck`, whatever time the execution has left.
+  struct SlowHost {
+    delay: Duration,
+    stuck: Duration,
+    done: Mutex<Sender<(String, Completed, Instant)>>,
+    id: String,
+  }
+
+  impl Host for SlowHost {
+    fn call(&self, call: HostCall, reply: Box<dyn Reply>) {
+      let delay = self.delay;
+      std::thread::spawn(move || {
+        std::thread::sleep(delay);
+        reply.send(CallResult::Ok(Some(format!("\"{}\"", call.name))));
+      });
+    }
+    fn event(&self, _: Event) {}
+    fn get_tool(&self, _: &str, _timeout: Duration) -> Option<String> {
+      std::thread::sleep(self.stuck);
+      None
+    }
+    fn complete(&self, c: Completed) {
+      if let Ok(d) = self.done.lock() {
+        let _ = d.send((self.id.clone(), c, Instant::now()));
+      }
+    }
+  }
+
+  struct Bench {
+    pool: Pool,
+    config: Arc<SandboxConfig>,
+    tx: Sender<(String, Completed, Instant)>,
+    rx: Receiver<(String, Completed, Instant)>,
+  }
+
+  impl Bench {
+    fn new(pool_size: usize, warnings: Option<Arc<Mutex<Warnings>>>) -> Self {
+      let mut config = SandboxConfig { pool_size, ..SandboxConfig::default() };
+      config.policy.allow_loops = true;
+      config.max_iterations = Some(1 << 50);
+      let config = Arc::new(config);
+      let pool = match warnings {
+        Some(w) => Pool::reporting_to(config.clone(), w),
+        None => Pool::new(config.clone()),
+      }
+      .unwrap_or_else(|e| panic!("{e}"));
+      let (tx, rx) = channel();
+      Self { pool, config, tx, rx }
+    }
+
+    fn submit(&self, id: &str, script: &str, timeout_ms: u64, delay_ms: u64, stuck_ms: u64) {
+      let host = Arc::new(SlowHost {
+        delay: Duration::from_millis(delay_ms),
+        stuck: Duration::from_millis(stuck_ms),
+        done: Mutex::new(self.tx.clone()),
+        id: id.into(),
+      });
+      let mut exec = ExecuteConfig::new(&self.config);
+      exec.timeout = Duration::from_millis(timeout_ms);
+      exec.host_get_tool = stuck_ms > 0;
+      let shared = Arc::new(Shared::new(id.into(), host, exec.timeout));
+      self.pool.submit(script.into(), exec, shared);
+    }
+
+    /// The next `n` results, by id.
+    fn results(&self, n: usize) -> Vec<(String, Completed, Instant)> {
+      let mut out: Vec<_> =
+        (0..n).map(|_| self.rx.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("no result"))).collect();
+      out.sort_by(|a, b| a.0.cmp(&b.0));
+      out
+    }
+  }
+
+  fn ok(c: &Completed) -> String {
+    match &c.outcome {
+      Outcome::Ok { result_json } => result_json.clone().unwrap_or_default(),
+      other => panic!("expected ok, got {other:?}"),
+    }
+  }
+
+  fn code(c: &Completed) -> String {
+    c.outcome.code().unwrap_or_else(|| "ok".into())
+  }
+
+  /// `poolSize: 1`: two executions park on a tool; a third gets its only thread stuck far past
+  /// its deadline. Its answer is `TIMEOUT` on time, and the neighbours' answers — arriving while
+  /// the thread is still stuck — run on the thread that replaced it, well within their deadlines.
+  #[test]
+  fn a_stuck_thread_holds_only_its_own_execution() {
+    let bench = Bench::new(1, None);
+    let neighbour = "const r = await callTool('slow'); return r + '!'";
+    bench.submit("n1", neighbour, 2_500, 1_000, 0);
+    bench.submit("n2", neighbour, 2_500, 1_000, 0);
+    std::thread::sleep(Duration::from_millis(50));
+    let started = Instant::now();
+    bench.submit("stuck", "getTool('x'); return 1", 200, 0, 6_000);
+    let results = bench.results(3);
+    let by = |id: &str| results.iter().find(|r| r.0 == id).unwrap_or_else(|| panic!("{id}"));
+    assert_eq!(ok(&by("n1").1), "\"slow!\"");
+    assert_eq!(ok(&by("n2").1), "\"slow!\"");
+    assert_eq!(code(&by("stuck").1), "TIMEOUT");
+    // Not a timing test: the thread stays stuck for 6 s, so the neighbours can only have
+    // finished (within their 2.5 s) on another thread.
+    assert!(by("n1").2 < started + Duration::from_secs(5));
+    // And the pool goes on.
+    bench.submit("after", "return 2", 1_000, 0, 0);
+    assert_eq!(ok(&bench.results(1)[0].1), "2");
+  }
+
+  /// Two threads, one execution parked on each (the old pool kept a parked execution on the
+  /// thread that started it); a third spins on one of them until its own deadline. Both answers
+  /// run as soon as they arrive, on the free thread.
+  #[test]
+  fn a_ready_execution_runs_on_any_free_thread() {
+    let bench = Bench::new(2, None);
+    let neighbour = "const r = await callTool('t'); return r";
+    bench.submit("n1", neighbour, 1_500, 300, 0);
+    bench.submit("n2", neighbour, 1_500, 300, 0);
+    std::thread::sleep(Duration::from_millis(50));
+    bench.submit("spin", "while (true) {}", 4_000, 0, 0);
+    let first = bench.results(2);
+    assert_eq!(first.iter().map(|r| ok(&r.1)).collect::<Vec<_>>(), ["\"t\"", "\"t\""]);
+    assert_eq!(code(&bench.results(1)[0].1), "TIMEOUT");
+  }
+
+  /// Past `max_set_aside` stuck threads no more are replaced, and a warning says so; once they
+  /// return, the pool runs again.
+  #[test]
+  fn the_threads_set_aside_are_bounded_and_said() {
+    let warnings = Arc::new(Mutex::new(Warnings::default()));
+    let bench = Bench::new(1, Some(warnings.clone()));
+    // max_set_aside is 4 for a one-thread pool: five stuck executions, one after the other.
+    for i in 0..5 {
+      bench.submit(&format!("s{i}"), "getTool('x'); return 1", 100, 0, 5_000);
+      std::thread::sleep(Duration::from_millis(150));
+    }
+    let results = bench.results(5);
+    assert!(
+      results.iter().all(|r| code(&r.1) == "TIMEOUT"),
+      "{:?}",
+      results.iter().map(|r| code(&r.1)).collect::<Vec<_>>()
+    );
+    // The fifth is found stuck `STUCK_AFTER` after its timeout was reported.
+    let said = || warnings.lock().unwrap_or_else(|p| p.into_inner()).all.clone();
+    let until = Instant::now() + Duration::from_secs(5);
+    while said().is_empty() && Instant::now() < until {
+      std::thread::sleep(Duration::from_millis(20));
+    }
+    let said = said();
+    assert!(said.iter().any(|w| w.contains("threads of this sandbox are set aside")), "{said:?}");
+    bench.submit("after", "return 3", 5_000, 0, 0);
+    assert_eq!(ok(&bench.results(1)[0].1), "3");
+  }
+
+  /// Many executions parked at once move between threads as their answers come: every one ends
+  /// with its own answer.
+  #[test]
+  fn parked_executions_move_between_threads() {
+    let bench = Bench::new(2, None);
+    for i in 0..200 {
+      bench.submit(
+        &format!("e{i:03}"),
+        &format!("let s = 0; for (let k = 0; k < 3; k++) s += (await callTool('t{i}')).length; return s + {i}"),
+        10_000,
+        5,
+        0,
+      );
+    }
+    let results = bench.results(200);
+    for (i, r) in results.iter().enumerate() {
+      assert_eq!(ok(&r.1), format!("{}", 3 * format!("t{i}").len() + i), "{}", r.0);
+    }
   }
 }

@@ -34,7 +34,7 @@ impl Runner {
   /// falls back to threads and says so in `warnings`.
   pub fn new(config: Arc<SandboxConfig>, warnings: Arc<Mutex<Warnings>>) -> Result<Self, StartError> {
     match config.isolation {
-      Isolation::Thread => Pool::new(config).map(Runner::Thread),
+      Isolation::Thread => Pool::reporting_to(config, warnings).map(Runner::Thread),
       #[cfg(unix)]
       Isolation::Process => match super::process::worker_path() {
         Ok(exe) => ProcessPool::new(config, exe, warnings).map(Runner::Process),
@@ -43,7 +43,7 @@ impl Runner {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(format!("isolation 'process' is not available ({why}): scripts run in threads of this process"));
-          Pool::new(config).map(Runner::Thread)
+          Pool::reporting_to(config, warnings).map(Runner::Thread)
         }
       },
       #[cfg(not(unix))]
@@ -52,7 +52,7 @@ impl Runner {
           .lock()
           .unwrap_or_else(|p| p.into_inner())
           .push("isolation 'process' is not supported on this platform: scripts run in threads".into());
-        Pool::new(config).map(Runner::Thread)
+        Pool::reporting_to(config, warnings).map(Runner::Thread)
       }
     }
   }

@@ -205,6 +205,8 @@ impl Execution {
 
     *spare.slot.borrow_mut() = Some(state.clone());
     let mut execution = Execution { state, promise: None, spare, mapping, started, memory_limit };
+    // The prepared context was made on this thread, but deeper or shallower in its stack.
+    execution.enter_thread();
 
     let configure_fn = execution.spare.configure.clone();
     let setup = execution.spare.context.with(|ctx| -> rquickjs::Result<Persistent<Promise<'static>>> {
@@ -227,6 +229,19 @@ impl Execution {
     }
     let step = execution.pump();
     Ok((execution, step))
+  }
+
+  /// Points QuickJS's stack-overflow check at the current thread's stack. The pool runs each slice
+  /// of an execution on whichever thread is free; QuickJS measures `maxStackBytes` down from the
+  /// stack top it recorded, which must be this thread's (rquickjs does this only with its
+  /// `parallel` feature). Called before any JS of the slice runs, from the slice's outermost frame.
+  pub fn enter_thread(&self) {
+    self.spare.context.with(|ctx| {
+      // SAFETY: `ctx` is a live context of this execution's runtime, used on this thread only
+      // (see the pool's `Movable`); `JS_GetRuntime` reads its runtime pointer, and
+      // `JS_UpdateStackTop` only stores the current stack pointer and the limit derived from it.
+      unsafe { qjs::JS_UpdateStackTop(qjs::JS_GetRuntime(ctx.as_raw().as_ptr())) }
+    });
   }
 
   /// When this execution's time is up, holds counted (`None` while a person decides about a call).

@@ -7,8 +7,11 @@
 //!   an outbox (frames out; written without blocking from any thread, the rest flushed by a writer
 //!   thread), so a worker that stops reading can never block Node's thread.
 //! - Time: a worker reports its own timeouts (with logs). If it has not by the deadline plus a
-//!   grace, the host reports `TIMEOUT` itself, stops giving that worker work and kills it once its
-//!   other executions have finished, or `DRAIN_LIMIT` later at the latest.
+//!   grace, one of its threads is stuck in a builtin: the host reports `TIMEOUT` itself and stops
+//!   giving that worker work. The worker's other executions go on, on its spare threads (a stuck
+//!   thread holds only its own execution, `pool.rs` in the sandbox), and the host kills the worker
+//!   once every one of them has ended — never at a fixed time that would end them. Each has a
+//!   deadline of its own, which the host enforces too, so that is bounded by the longest of them.
 //! - Death: executions of a dead worker that had not called a tool are retried once, each on a
 //!   fresh worker of its own (so a script that crashes its worker every time takes only itself
 //!   down); the others end with `WORKER_CRASHED`.
@@ -39,8 +42,6 @@ use crate::sandbox::warnings::Warnings;
 
 /// How long after a deadline the host waits for the worker's own report.
 const REPORT_GRACE: Duration = Duration::from_millis(40);
-/// How long a worker that overran a deadline may keep running its other executions.
-const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 /// How long a reader spins for a worker's next frame before it sleeps (see `wire::SpinRead`).
 const READ_SPIN: Duration = Duration::from_micros(150);
 /// RLIMIT_AS of a worker, before the heaps of the executions running at once.
@@ -136,7 +137,6 @@ enum What {
   Queue(Arc<Run>),
   Deadline(Arc<Run>),
   Report(Arc<Run>),
-  Kill(Weak<Proc>),
   Startup(Weak<Proc>),
 }
 
@@ -471,6 +471,7 @@ fn on_timer(inner: &Arc<Inner>, what: What) {
         dequeue(inner, &run);
         if let Some(proc) = lock(&run.worker).upgrade() {
           proc.send(&ToWorker::Stop { key: run.key });
+          after_release(&proc);
         }
       }
     }
@@ -493,26 +494,19 @@ fn on_timer(inner: &Arc<Inner>, what: What) {
       }
       run.shared.request_stop(Stop::Timeout);
       run.shared.report_stop();
-      // Its worker is stuck in something that ignores the interrupt: no new work for it, and it
-      // dies once its other executions are done (or soon anyway).
+      // A thread of its worker is stuck in something that ignores the interrupt: no new work for
+      // that worker, and it dies once its other executions have ended.
       if let Some(proc) = lock(&run.worker).upgrade() {
         proc.draining.store(true, Ordering::Release);
-        if proc.live() == 0 {
-          proc.kill();
-        } else {
-          let mut st = lock(&inner.state);
-          add_timer(inner, &mut st, Instant::now() + DRAIN_LIMIT, What::Kill(Arc::downgrade(&proc)));
-        }
+        after_release(&proc);
       }
     }
     What::Report(run) => {
       if !run.shared.is_completed() {
         run.shared.report_stop();
-      }
-    }
-    What::Kill(proc) => {
-      if let Some(proc) = proc.upgrade() {
-        proc.kill();
+        if let Some(proc) = lock(&run.worker).upgrade() {
+          after_release(&proc);
+        }
       }
     }
     What::Startup(proc) => {

@@ -3,9 +3,10 @@
 //!
 //! Start-up order matters under seccomp (`docs/design/process-isolation.md`): fence the process
 //! (parent death, no core, address-space limit, no inherited fds), make glibc use one arena, read
-//! the host's `Hello`, start every thread and run one execution on each, then install the filter
-//! and say `Ready`. From then on no thread is created and none exits: the process ends with
-//! `_exit` when the host closes the pipe.
+//! the host's `Hello`, start every thread — the executors and `pool::RESERVE` spares for threads
+//! that may be set aside, stuck in a builtin — each making its engine and a prepared context, run
+//! a few executions, then install the filter and say `Ready`. From then on no thread is created
+//! and none exits: the process ends with `_exit` when the host closes the pipe.
 //!
 //! fd 0 carries frames from the host, fd 1 frames to it, fd 2 a panic's text.
 
