@@ -840,7 +840,8 @@ mod tests {
 
   impl Bench {
     fn new(pool_size: usize, warnings: Option<Arc<Mutex<Warnings>>>) -> Self {
-      let mut config = SandboxConfig { pool_size, ..SandboxConfig::default() };
+      // A debug build's QuickJS frames are large: room for the recursion below.
+      let mut config = SandboxConfig { pool_size, max_stack_bytes: 4 << 20, ..SandboxConfig::default() };
       config.policy.allow_loops = true;
       config.max_iterations = Some(1 << 50);
       let config = Arc::new(config);
@@ -955,6 +956,27 @@ mod tests {
     assert!(said.iter().any(|w| w.contains("threads of this sandbox are set aside")), "{said:?}");
     bench.submit("after", "return 3", 5_000, 0, 0);
     assert_eq!(ok(&bench.results(1)[0].1), "3");
+  }
+
+  /// QuickJS's stack check follows a runtime to the thread it runs on now: after moves, modest
+  /// recursion works (no false overflow) and runaway recursion is `STACK_OVERFLOW` (not a crash).
+  #[test]
+  fn the_stack_check_follows_the_runtime_between_threads() {
+    let bench = Bench::new(2, None);
+    let moves = "for (let k = 0; k < 4; k++) await callTool('t');\n";
+    let deep = format!("{moves}const f = (n) => (n === 0 ? 0 : 1 + f(n - 1)); return f(300)");
+    let runaway = format!("{moves}const g = (n) => g(n + 1) + 1; return g(0)");
+    for i in 0..40 {
+      let script = if i % 2 == 0 { &deep } else { &runaway };
+      bench.submit(&format!("e{i:02}"), script, 20_000, 1 + (i % 7), 0);
+    }
+    for (i, r) in bench.results(40).iter().enumerate() {
+      if i % 2 == 0 {
+        assert_eq!(ok(&r.1), "300", "{}", r.0);
+      } else {
+        assert_eq!(code(&r.1), "STACK_OVERFLOW", "{}", r.0);
+      }
+    }
   }
 
   /// Many executions parked at once move between threads as their answers come: every one ends
