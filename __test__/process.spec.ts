@@ -176,6 +176,19 @@ describe.runIf(linux)('worker processes (Linux)', () => {
     expect(r.left).toBe(1)
   })
 
+  it.runIf(hooks)('a stuck thread holds only its own execution: parked neighbours run on a spare thread of the same worker', () => {
+    const r = scenario('parked', withHooks)
+    expect(r.stuck).toBe('TIMEOUT')
+    expect(r.stuckAt).toBeLessThan(100 + 300 + 250)
+    expect(r.aliveAfterStuck).toBe(true) // draining: kept for the neighbours
+    expect(r.meanwhile).toBe(4)
+    expect(r.workersMeanwhile).toBe(2)
+    expect(r.neighbours).toEqual([['slow', 1], ['slow', 2]])
+    // Their own deadline is 6 s; the tool answers at 2 s, while the stuck thread spins for 20 s.
+    for (const at of r.neighboursAt) expect(at).toBeLessThan(6000)
+    expect(r.gone).toBeGreaterThanOrEqual(0) // killed once they were done
+  })
+
   it.runIf(hooks)('a crashing worker: the host survives, that run is WORKER_CRASHED, other workers carry on', () => {
     const r = scenario('crash', withHooks)
     expect(r.crash).toBe('WORKER_CRASHED')
