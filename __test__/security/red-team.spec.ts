@@ -21,6 +21,26 @@ async function withNeighbours(sb: Sandbox, attack: () => Promise<ExecuteResult>)
   return result
 }
 
+/**
+ * The shape of issue 32: two plain executions park on a tool that answers at 1.5 s (their own
+ * deadline: 4 s) before `attack` starts, so their answers arrive while the attack is past its own
+ * deadline — stuck, if a builtin ignored the interrupt. They must still finish `ok` with their own
+ * results: a thread stuck in one execution holds only that one.
+ */
+async function withParkedNeighbours(sb: Sandbox, attack: () => Promise<ExecuteResult>) {
+  const host = (n: number): ExecuteHost => ({
+    callTool: (name, input) => new Promise((resolve) => setTimeout(() => resolve({ name, n, input }), 1500)),
+  })
+  const script = (n: number) => `const r = await callTool('slow:echo', { n: ${n} }); return [r.n, r.input.n]`
+  const neighbours = [1, 2].map((n) => sb.execute(script(n), host(n), { timeoutMs: 4000 }))
+  await new Promise((r) => setTimeout(r, 50))
+  const result = await attack()
+  const [a, b] = await Promise.all(neighbours)
+  expect(a).toMatchObject({ status: 'ok', result: [1, 1] })
+  expect(b).toMatchObject({ status: 'ok', result: [2, 2] })
+  return result
+}
+
 for (const isolation of ['thread', 'process'] as const) {
   describe(`${isolation} isolation`, () => {
     const sb = new Sandbox({ isolation, poolSize: 1, preset: 'balanced' })
@@ -96,12 +116,41 @@ for (const isolation of ['thread', 'process'] as const) {
       ]
       for (const [what, script] of attacks) {
         it(what, async () => {
-          const r = await withNeighbours(sb, () => sb.execute(script, {}, { timeoutMs: 400 }))
-          expect(r).toMatchObject({ status: 'timeout', error: { code: 'TIMEOUT', message: 'Script execution timed out after 400ms' } })
+          const r = await withParkedNeighbours(sb, () => sb.execute(script, {}, { timeoutMs: 500 }))
+          expect(r).toMatchObject({ status: 'timeout', error: { code: 'TIMEOUT', message: 'Script execution timed out after 500ms' } })
           // And the sandbox goes on answering.
           expect(await sb.execute('return 1', {}, { timeoutMs: 1000 })).toMatchObject({ status: 'ok', result: 1 })
         })
       }
+    })
+
+    describe('the scheduler: a ready execution never waits behind another one', () => {
+      it('several attacks at once, each stuck past its own deadline', async () => {
+        const attacks = [
+          "return 'a'.repeat(1e6).indexOf('a'.repeat(5e5) + 'b')",
+          "return new Array(1e9).join('')",
+          'return [].lastIndexOf.call({ length: 2 ** 53 - 1 }, 1)',
+        ]
+        const results = await withParkedNeighbours(sb, async () => {
+          const all = await Promise.all(attacks.map((a) => sb.execute(a, {}, { timeoutMs: 300 })))
+          return { status: 'ok', result: all, stats: all[0].stats } as ExecuteResult
+        })
+        for (const r of (results as { result: ExecuteResult[] }).result) expect(r).toMatchObject({ status: 'timeout' })
+        expect(await sb.execute('return 1', {}, { timeoutMs: 1000 })).toMatchObject({ status: 'ok', result: 1 })
+      })
+
+      it('an answer that arrives while another execution runs its CPU goes to a free thread', async () => {
+        // Two threads (or one worker of two): a busy loop holds one until its deadline; the
+        // neighbours' answers must not wait for it.
+        const two = new Sandbox({ isolation, poolSize: 2, preset: 'balanced', maxIterations: 1e12 })
+        try {
+          const busy = two.execute('let i = 0; for (;;) i++', {}, { timeoutMs: 3500 })
+          const r = await withParkedNeighbours(two, () => busy)
+          expect(r).toMatchObject({ status: 'timeout' })
+        } finally {
+          await two.dispose()
+        }
+      })
     })
 
     describe("host answers: one the execution cannot take fails that call alone", () => {
