@@ -120,6 +120,8 @@ struct Queue {
   set_aside: usize,
   /// Threads that are not set aside (spares included).
   threads: usize,
+  /// Idle threads polling `waiting` before they sleep: a new task needs no wake-up then.
+  spinning: usize,
   shutdown: bool,
 }
 
@@ -189,7 +191,14 @@ impl Pool {
     let inner = Arc::new(Inner {
       config: config.clone(),
       epoch: Instant::now(),
-      queue: Mutex::new(Queue { tasks: VecDeque::new(), active: 0, set_aside: 0, threads: 0, shutdown: false }),
+      queue: Mutex::new(Queue {
+        tasks: VecDeque::new(),
+        active: 0,
+        set_aside: 0,
+        threads: 0,
+        spinning: 0,
+        shutdown: false,
+      }),
       ready: Condvar::new(),
       waiting: AtomicUsize::new(0),
       queued: AtomicUsize::new(0),
@@ -335,8 +344,12 @@ fn push(inner: &Inner, task: Task) {
   let mut q = lock(&inner.queue);
   q.tasks.push_back(task);
   inner.waiting.store(q.tasks.len(), Ordering::Release);
+  // A polling thread looks at the queue again under this lock before it sleeps.
+  let wake = q.spinning == 0;
   drop(q);
-  inner.ready.notify_one();
+  if wake {
+    inner.ready.notify_one();
+  }
 }
 
 /// An answer arrived for a slot (`Some`), or it must look at its stop reason (`None`): a parked
@@ -422,13 +435,15 @@ fn next_task(inner: &Inner, engine: &mut Option<Engine>, spare_failed: &mut bool
       }
     }
     let parked = lock(&inner.slots).len().saturating_sub(q.active);
-    if q.tasks.is_empty() && (1..=SPIN_MAX_PARKED).contains(&parked) {
+    if q.tasks.is_empty() && q.spinning == 0 && (1..=SPIN_MAX_PARKED).contains(&parked) {
+      q.spinning += 1;
       drop(q);
       let start = Instant::now();
       while inner.waiting.load(Ordering::Acquire) == 0 && start.elapsed() < SPIN {
         std::thread::yield_now();
       }
       q = lock(&inner.queue);
+      q.spinning -= 1;
       if !q.tasks.is_empty() {
         continue;
       }
