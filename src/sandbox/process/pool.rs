@@ -36,6 +36,7 @@ use crate::sandbox::bridge::{CallResult, Event, Reply};
 use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
 use crate::sandbox::error::{StartError, Violation};
 use crate::sandbox::outcome::{Completed, Outcome, Stats};
+use crate::sandbox::pool::RESERVE;
 use crate::sandbox::shared::{lock, Shared, Stop, HOLD_RECHECK};
 use crate::sandbox::timers::Timers;
 use crate::sandbox::warnings::Warnings;
@@ -172,8 +173,10 @@ impl ProcessPool {
     // Results and logs are bounded by the limits; everything else a worker says is small.
     let frame_limit = config.frame_limit();
     // Address space: a fence against runaway native allocation, not a budget (each execution's
-    // heap has its own limit). Thousands of executions parked on one worker need a few GiB.
-    let address_space = ADDRESS_SPACE_BASE.saturating_add(config.memory_limit_bytes.saturating_mul(THREADS as u64 + 2));
+    // heap has its own limit). Thousands of executions parked on one worker need a few GiB; the
+    // executions running at once are the executors' and, past stuck ones, the spares'.
+    let running = (THREADS + RESERVE) as u64 + 2;
+    let address_space = ADDRESS_SPACE_BASE.saturating_add(config.memory_limit_bytes.saturating_mul(running));
     let inner = Arc::new(Inner {
       config,
       exe,
