@@ -2106,10 +2106,31 @@ void *js_calloc(JSContext *ctx, size_t count, size_t size)
     return ptr;
 }
 
+/* codecall: charge `work` like js_poll_interrupts_work, without polling, for
+   code that cannot fail (string comparison, hashing): the next poll (the
+   caller's loop, or the next bytecode branch) then calls the handler. The
+   counter stops at 0 (it cannot wrap however much is charged). */
+static inline void js_charge_interrupts(JSContext *ctx, int64_t work)
+{
+    if (work >= ctx->interrupt_counter)
+        ctx->interrupt_counter = 0;
+    else
+        ctx->interrupt_counter -= (int)work;
+}
+
+/* codecall: what allocating `size` bytes is charged: about the work of
+   filling them (a branch per 64 bytes). The builtins that build big strings
+   (StringBuffer), arrays, objects and buffers allocate through js_malloc,
+   js_mallocz, js_realloc and js_alloc_string, so a loop whose every step
+   builds megabytes in C (`for (;;) a.join('')`) polls after the step that
+   passes the deadline, not 10 000 steps later. Charge only: nothing fails. */
+#define JS_ALLOC_CHARGE(size) ((int64_t)((size) >> 6))
+
 /* Throw out of memory in case of error */
 void *js_malloc(JSContext *ctx, size_t size)
 {
     void *ptr;
+    js_charge_interrupts(ctx, JS_ALLOC_CHARGE(size)); /* codecall */
     ptr = js_malloc_rt(ctx->rt, size);
     if (unlikely(!ptr)) {
         JS_ThrowOutOfMemory(ctx);
@@ -2122,6 +2143,7 @@ void *js_malloc(JSContext *ctx, size_t size)
 void *js_mallocz(JSContext *ctx, size_t size)
 {
     void *ptr;
+    js_charge_interrupts(ctx, JS_ALLOC_CHARGE(size)); /* codecall */
     ptr = js_mallocz_rt(ctx->rt, size);
     if (unlikely(!ptr)) {
         JS_ThrowOutOfMemory(ctx);
@@ -2139,6 +2161,7 @@ void js_free(JSContext *ctx, void *ptr)
 void *js_realloc(JSContext *ctx, void *ptr, size_t size)
 {
     void *ret;
+    js_charge_interrupts(ctx, JS_ALLOC_CHARGE(size)); /* codecall */
     ret = js_realloc_rt(ctx->rt, ptr, size);
     if (unlikely(!ret && size != 0)) {
         JS_ThrowOutOfMemory(ctx);
@@ -2599,6 +2622,8 @@ static JSString *js_alloc_string_rt(JSRuntime *rt, int max_len, int is_wide_char
 static JSString *js_alloc_string(JSContext *ctx, int max_len, int is_wide_char)
 {
     JSString *p;
+    /* codecall: see JS_ALLOC_CHARGE */
+    js_charge_interrupts(ctx, JS_ALLOC_CHARGE((int64_t)max_len << is_wide_char));
     p = js_alloc_string_rt(ctx->rt, max_len, is_wide_char);
     if (unlikely(!p)) {
         JS_ThrowOutOfMemory(ctx);
@@ -5021,18 +5046,6 @@ void JS_FreeCStringUTF16(JSContext *ctx, const uint16_t *ptr)
 void JS_FreeCStringRT_UTF16(JSRuntime *rt, const uint16_t *ptr)
 {
     return js_free_cstring(rt, ptr);
-}
-
-/* codecall: charge `work` like js_poll_interrupts_work, without polling, for
-   code that cannot fail (string comparison, hashing): the next poll (the
-   caller's loop, or the next bytecode branch) then calls the handler. The
-   counter stops at 0 (it cannot wrap however much is charged). */
-static inline void js_charge_interrupts(JSContext *ctx, int64_t work)
-{
-    if (work >= ctx->interrupt_counter)
-        ctx->interrupt_counter = 0;
-    else
-        ctx->interrupt_counter -= (int)work;
 }
 
 static int memcmp16_8(const uint16_t *src1, const uint8_t *src2, int len)
@@ -60188,6 +60201,8 @@ static JSValue js_typed_array_set_internal(JSContext *ctx,
         src_len = src_p->u.array.count;
         if (offset > dst_len - src_len)
             goto range_error;
+        /* codecall: linear, charged as allocating the bytes (JS_ALLOC_CHARGE) */
+        js_charge_interrupts(ctx, JS_ALLOC_CHARGE(src_len << shift));
 
         /* copying between typed objects */
         if (src_p->class_id == p->class_id) {
@@ -60611,6 +60626,8 @@ static JSValue js_typed_array_copyWithin(JSContext *ctx, JSValueConst this_val,
     count = min_int(count, space);
     if (count > 0) {
         shift = typed_array_size_log2(p->class_id);
+        /* codecall: linear, charged as allocating the bytes (JS_ALLOC_CHARGE) */
+        js_charge_interrupts(ctx, JS_ALLOC_CHARGE((int64_t)count << shift));
         memmove(p->u.array.u.uint8_ptr + (to << shift),
                 p->u.array.u.uint8_ptr + (from << shift),
                 count << shift);
@@ -60686,6 +60703,9 @@ static JSValue js_typed_array_fill(JSContext *ctx, JSValueConst this_val,
     // RAB may have been resized by evil .valueOf method
     final = min_int(final, p->u.array.count);
     shift = typed_array_size_log2(p->class_id);
+    /* codecall: linear, charged as allocating the bytes (JS_ALLOC_CHARGE) */
+    if (k < final)
+        js_charge_interrupts(ctx, JS_ALLOC_CHARGE((int64_t)(final - k) << shift));
     switch(shift) {
     case 0:
         if (k < final) {
@@ -60783,6 +60803,7 @@ static JSValue js_typed_array_indexOf(JSContext *ctx, JSValueConst this_val,
 {
     JSObject *p;
     int len, tag, is_int, is_bigint, k, stop, inc, res = -1;
+    int k0; /* codecall */
     int64_t v64;
     double d;
     float f;
@@ -60902,6 +60923,7 @@ static JSValue js_typed_array_indexOf(JSContext *ctx, JSValueConst this_val,
         goto done;
     }
 
+    k0 = k; /* codecall */
     switch (p->class_id) {
     case JS_CLASS_INT8_ARRAY:
         if (is_int && (int8_t)v64 == v64)
@@ -61071,6 +61093,9 @@ static JSValue js_typed_array_indexOf(JSContext *ctx, JSValueConst this_val,
         }
         break;
     }
+    /* codecall: the elements scanned, charged as bytes (JS_ALLOC_CHARGE) */
+    js_charge_interrupts(ctx, JS_ALLOC_CHARGE((int64_t)abs((res >= 0 ? res : stop) - k0)
+                                              << typed_array_size_log2(p->class_id)));
 
 done:
     if (special == special_includes)
@@ -61174,6 +61199,8 @@ static JSValue js_typed_array_reverse(JSContext *ctx, JSValueConst this_val,
     if (typed_array_is_immutable(p))
         return JS_ThrowTypeErrorImmutableArrayBuffer(ctx);
     if (len > 0) {
+        /* codecall: linear, charged as allocating the bytes (JS_ALLOC_CHARGE) */
+        js_charge_interrupts(ctx, JS_ALLOC_CHARGE((int64_t)len << typed_array_size_log2(p->class_id)));
         switch (typed_array_size_log2(p->class_id)) {
         case 0:
             {
