@@ -54,6 +54,11 @@ const CASES = [
   ['string indexOf (n·m)', "return 'a'.repeat(1e6).indexOf('a'.repeat(5e5) + 'b')", TIMEOUT_MS],
   ['array sort (default order)', 'const a = Array.from({ length: 2e6 }, (_, i) => (i * 7919) % 1e6); return a.sort().length', 450],
   ['typed array sort', 'const a = new Float64Array(1e7); a.set(Array.from({ length: 1e7 }, (_, i) => (i * 7919) % 1e6)); return a.sort().length', 1400],
+  ['array indexOf of long strings', "const p = '\\u0100'.repeat(1e6), x = (p + 'x').slice(0); return Array(2e5).fill(x).indexOf((p + 'y').slice(0))", TIMEOUT_MS],
+  ['normalize, combining marks', "return ('a' + '\\u0316\\u0301'.repeat(1.5e5)).normalize('NFD').length", TIMEOUT_MS],
+  ['Proxy ownKeys of 3e5 keys', "const k = Object.keys(Array(3e5).fill(0)); return Reflect.ownKeys(new Proxy({}, { ownKeys: () => k })).length", TIMEOUT_MS],
+  ['RegExp of 4e5 alternatives', "return String(new RegExp('(?:' + 'ab|'.repeat(4e5) + 'c)')).length", TIMEOUT_MS],
+  ['join, repeated (ms a step)', "const a = Array(1e3).fill('x'.repeat(1e4)); return Array.from({ length: 1e5 }, () => a.join('').length).length", TIMEOUT_MS],
 ]
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))

@@ -113,6 +113,22 @@ for (const isolation of ['thread', 'process'] as const) {
         ['String includes, n·m', "return 'a'.repeat(1e6).includes('a'.repeat(5e5) + 'b')"],
         ['String split, n·m', "return 'a'.repeat(1e6).split('a'.repeat(5e5) + 'b').length"],
         ['String replaceAll, n·m', "return 'a'.repeat(1e6).replaceAll('a'.repeat(5e5) + 'b', '').length"],
+        // Long strings compared in C, element by element.
+        ['Array indexOf of long strings sharing a prefix', "const p = '\\u0100'.repeat(1e6), x = (p + 'x').slice(0); return Array(2e5).fill(x).indexOf((p + 'y').slice(0))"],
+        ['Array sort of long equal strings', "return Array(2e5).fill('\\u0100'.repeat(4e6)).sort().length"],
+        ['Set lookups of a long string, repeated', "const s = 'a'.repeat(4e6), m = new Set(); return Array.from({ length: 1e5 }, () => m.has(s)).length"],
+        // Quadratic Unicode normalization.
+        ['normalize NFD of many combining marks', "return ('a' + '\\u0316\\u0301'.repeat(1.5e5)).normalize('NFD').length"],
+        ['normalize NFC of many combining marks', "return ('a' + '\\u0301\\u0316'.repeat(1.5e5)).normalize('NFC').length"],
+        // A Proxy's ownKeys checked pairwise.
+        ['Proxy ownKeys of 3e5 keys', "const k = Object.keys(Array(3e5).fill(0)); return Reflect.ownKeys(new Proxy({}, { ownKeys: () => k })).length"],
+        // Regexp compilation.
+        ['RegExp of 4e5 alternatives', "return String(new RegExp('(?:' + 'ab|'.repeat(4e5) + 'c)')).length"],
+        ['RegExp character class of 1e5 code points', "return String(new RegExp('[' + Array.from({ length: 1e5 }, (_, i) => String.fromCodePoint(0x10000 + 2 * i)).join('') + ']', 'u')).length"],
+        // Milliseconds of C a step, 10 000 steps between polls before.
+        ['join, repeated', "const a = Array(1e3).fill('x'.repeat(1e4)); return Array.from({ length: 1e5 }, () => a.join('').length).length"],
+        ['typed array set, repeated', 'const a = new Uint8Array(2e7), b = new Uint8Array(2e7).fill(1); return Array.from({ length: 1e5 }, () => a.set(b)).length'],
+        ['toUpperCase, repeated', "const s = '\\u00e9'.repeat(1e7); return Array.from({ length: 1e5 }, () => s.toUpperCase().length).length"],
       ]
       for (const [what, script] of attacks) {
         it(what, async () => {

@@ -504,6 +504,25 @@ fn long_builtins_poll_the_interrupt() {
     "'a'.repeat(1e6).includes('a'.repeat(5e5) + 'b')".into(),
     "'a'.repeat(1e6).split('a'.repeat(5e5) + 'b')".into(),
     "'a'.repeat(1e6).replaceAll('a'.repeat(5e5) + 'b', '')".into(),
+    // Long strings compared element by element in C: fast-array searches, sort, `===`, Set.
+    "const p = '\\u0100'.repeat(1e6), x = (p + 'x').slice(0); Array(2e5).fill(x).indexOf((p + 'y').slice(0))".into(),
+    "const p = '\\u0100'.repeat(1e6), x = (p + 'x').slice(0); Array(2e5).fill(x).includes((p + 'y').slice(0))".into(),
+    "Array(2e5).fill('\\u0100'.repeat(4e6)).sort()".into(),
+    "const p = '\\u0100'.repeat(4e6), x = p + 'x', y = p + 'y'; let c = 0; for (;;) c += x === y".into(),
+    "const s = 'a'.repeat(4e6), m = new Set(); for (;;) m.has(s)".into(),
+    // Quadratic Unicode normalization (insertion sort of combining marks).
+    "('a' + '\\u0316\\u0301'.repeat(1.5e5)).normalize('NFD')".into(),
+    "('a' + '\\u0301\\u0316'.repeat(1.5e5)).normalize('NFC')".into(),
+    // A Proxy's ownKeys list checked for duplicates pairwise.
+    "const k = Object.keys(Array(3e5).fill(0)); Reflect.ownKeys(new Proxy({}, { ownKeys: () => k }))".into(),
+    // Regexp compilation: many alternatives, a long character class.
+    "new RegExp('(?:' + 'ab|'.repeat(4e5) + 'c)')".into(),
+    "new RegExp('[' + Array.from({ length: 1e5 }, (_, i) => String.fromCodePoint(0x10000 + 2 * i)).join('') + ']', 'u')".into(),
+    // Loops whose every step is milliseconds of C (polled every 10 000 branches before).
+    "const a = Array(1e3).fill('x'.repeat(1e4)); for (;;) a.join('')".into(),
+    "const a = new Uint8Array(5e7), b = new Uint8Array(5e7).fill(1); for (;;) a.set(b)".into(),
+    "const s = '\\u00e9'.repeat(1e7); for (;;) s.toUpperCase()".into(),
+    "const o = JSON.stringify(Array(1e5).fill('x'.repeat(50))); for (;;) JSON.parse(o)".into(),
   ];
   for script in cases {
     let rt = Runtime::new().unwrap_or_else(|e| panic!("runtime: {e}"));
