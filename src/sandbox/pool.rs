@@ -145,6 +145,9 @@ struct Inner {
   waiting: AtomicUsize,
   /// Executions submitted and not yet started.
   queued: AtomicUsize,
+  /// Prepared contexts held by idle threads: at most `poolSize` (a worker's spare threads need
+  /// none until they start something).
+  spares: AtomicUsize,
   /// Every execution not yet done, by key: parked runtimes live here.
   slots: Mutex<HashMap<u64, Arc<Slot>>>,
   next_key: AtomicU64,
@@ -202,6 +205,7 @@ impl Pool {
       ready: Condvar::new(),
       waiting: AtomicUsize::new(0),
       queued: AtomicUsize::new(0),
+      spares: AtomicUsize::new(0),
       slots: Mutex::new(HashMap::new()),
       next_key: AtomicU64::new(0),
       threads: Mutex::new(Vec::new()),
@@ -398,6 +402,20 @@ fn spawn_thread(inner: &Arc<Inner>, started: Option<std::sync::mpsc::Sender<()>>
   }
 }
 
+/// Takes one of the `poolSize` places for a prepared context.
+fn claim_spare(inner: &Inner) -> bool {
+  let permits = inner.config.pool_size.max(1);
+  inner.spares.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < permits).then_some(n + 1)).is_ok()
+}
+
+/// Prepares the next execution's context on this thread's engine, in a place `claim_spare` took.
+fn prepare_spare(inner: &Inner, engine: &mut Engine) {
+  let _ = catch_unwind(AssertUnwindSafe(|| engine.prepare_spare(&inner.config)));
+  if !engine.has_spare() {
+    inner.spares.fetch_sub(1, Ordering::AcqRel);
+  }
+}
+
 /// How long an idle thread polls for the next task before it sleeps, when a few executions are
 /// parked: their answers are usually microseconds away, and waking a sleeping thread costs more
 /// than the call. With many parked, answers keep arriving anyway, and polling would only take
@@ -426,9 +444,9 @@ fn next_task(inner: &Inner, engine: &mut Option<Engine>, spare_failed: &mut bool
     // Idle: prepare the next execution's context first, off every execution's clock (once: if it
     // cannot be made now, the next execution makes its own and reports why).
     if let Some(engine) = engine.as_mut() {
-      if !engine.has_spare() && !*spare_failed {
+      if !engine.has_spare() && !*spare_failed && claim_spare(inner) {
         drop(q);
-        let _ = catch_unwind(AssertUnwindSafe(|| engine.prepare_spare(&inner.config)));
+        prepare_spare(inner, engine);
         *spare_failed = !engine.has_spare();
         q = lock(&inner.queue);
         continue;
@@ -453,19 +471,16 @@ fn next_task(inner: &Inner, engine: &mut Option<Engine>, spare_failed: &mut bool
 }
 
 fn thread_loop(me: Arc<Thread>, inner: Weak<Inner>, started: Option<std::sync::mpsc::Sender<()>>) {
-  let config = match inner.upgrade() {
-    Some(pool) => pool.config.clone(),
-    None => return,
-  };
   // Without an engine nothing can start here; executions already started still run.
-  let (mut engine, startup_error) = match Engine::new() {
-    Ok(mut engine) => {
-      if started.is_some() {
-        engine.prepare_spare(&config);
+  let (mut engine, startup_error) = match (Engine::new(), inner.upgrade()) {
+    (Ok(mut engine), Some(pool)) => {
+      if started.is_some() && claim_spare(&pool) {
+        prepare_spare(&pool, &mut engine);
       }
       (Some(engine), None)
     }
-    Err(message) => (None, Some(message.to_string())),
+    (Ok(engine), None) => (Some(engine), None),
+    (Err(message), _) => (None, Some(message.to_string())),
   };
   if let Some(started) = started {
     let _ = started.send(());
@@ -479,7 +494,13 @@ fn thread_loop(me: Arc<Thread>, inner: Weak<Inner>, started: Option<std::sync::m
         pool.queued.fetch_sub(1, Ordering::AcqRel);
         spare_failed = false;
         match engine.as_mut() {
-          Some(engine) => start(&pool, &me, engine, *job, slot),
+          Some(engine) => {
+            let had_spare = engine.has_spare();
+            start(&pool, &me, engine, *job, slot);
+            if had_spare && !engine.has_spare() {
+              pool.spares.fetch_sub(1, Ordering::AcqRel);
+            }
+          }
           None => {
             let message = startup_error.clone().unwrap_or_default();
             job.shared.complete_from_outside(Outcome::sandbox(ErrorCode::WorkerStartupFailed, message));
@@ -503,6 +524,9 @@ fn thread_loop(me: Arc<Thread>, inner: Weak<Inner>, started: Option<std::sync::m
       if !pool.in_worker_process {
         // Its replacement is running: leave.
         drop(q);
+        if engine.as_ref().is_some_and(Engine::has_spare) {
+          pool.spares.fetch_sub(1, Ordering::AcqRel);
+        }
         lock(&pool.threads).retain(|t| !Arc::ptr_eq(t, &me));
         return;
       }
