@@ -4900,6 +4900,10 @@ const char *JS_ToCStringLen2(JSContext *ctx, size_t *plen, JSValueConst val1,
         goto fail;
     str = JS_VALUE_GET_STRING(val);
     len = str->len;
+    /* codecall: the scan below is linear, with no allocation for ASCII
+       (`for (;;) Number(s)`, `parseInt(s)` of a long string): charged as
+       allocating it (JS_ALLOC_CHARGE) */
+    js_charge_interrupts(ctx, JS_ALLOC_CHARGE((int64_t)len));
     if (!str->is_wide_char) {
         const uint8_t *src = str8(str);
         int count;
@@ -43121,6 +43125,9 @@ static int JS_CopySubArray(JSContext *ctx,
                prototype chain, we can optimize only the cases where
                all the elements are present in the array. */
             l = count - i;
+            /* codecall: charged a branch an element (the moves below do
+               not poll; `for (;;) a.unshift(1), a.pop()`, `a.copyWithin`) */
+            js_charge_interrupts(ctx, l);
             if (dir < 0) {
                 l = min_int64(l, from + 1);
                 l = min_int64(l, to + 1);
@@ -44235,6 +44242,8 @@ static JSValue js_array_pop(JSContext *ctx, JSValueConst this_val,
             JSObject *p = JS_VALUE_GET_OBJ(obj);
             if (shift) {
                 res = arrp[0];
+                /* codecall: linear, charged as allocating (JS_ALLOC_CHARGE) */
+                js_charge_interrupts(ctx, JS_ALLOC_CHARGE((int64_t)count32 * sizeof(*arrp)));
                 memmove(arrp, arrp + 1, (count32 - 1) * sizeof(*arrp));
                 p->u.array.count--;
             } else {
@@ -44354,6 +44363,8 @@ static JSValue js_array_reverse(JSContext *ctx, JSValueConst this_val,
         uint32_t ll, hh;
 
         if (count32 > 1) {
+            /* codecall: linear, charged as allocating (JS_ALLOC_CHARGE) */
+            js_charge_interrupts(ctx, JS_ALLOC_CHARGE((int64_t)count32 * sizeof(*arrp)));
             for (ll = 0, hh = count32 - 1; ll < hh; ll++, hh--) {
                 lval = arrp[ll];
                 arrp[ll] = arrp[hh];
@@ -47393,8 +47404,13 @@ static int string_indexof(JSContext *ctx, JSString *p1, JSString *p2, int from)
         return from;
     for (i = from, c = string_get(p2, 0); i + len2 <= len1; i = j + 1) {
         j = string_indexof_char(p1, c, i);
-        if (j < 0 || j + len2 > len1)
+        if (j < 0 || j + len2 > len1) {
+            /* codecall: the last scan (found nothing), charged like the
+               ones below; the caller's next poll sees it (`for (;;)
+               s.split('b')` of a long `s` without a 'b') */
+            js_charge_interrupts(ctx, (len1 - i) / 64);
             break;
+        }
         if (js_poll_interrupts_work(ctx, (j - i) / 64 + len2 / 16 + 1))
             return -2;
         if (!string_cmp(p1, p2, j + 1, 1, len2 - 1))
@@ -47432,6 +47448,8 @@ static JSValue js_string_isWellFormed(JSContext *ctx, JSValueConst this_val,
     if (!p->is_wide_char || p->len == 0)
         goto done; // by definition well-formed
 
+    /* codecall: a linear scan that allocates nothing (JS_ALLOC_CHARGE) */
+    js_charge_interrupts(ctx, JS_ALLOC_CHARGE((int64_t)p->len << 1));
     for (i = 0, n = p->len; i < n; i++) {
         c = str16(p)[i];
         if (!is_surrogate(c))
