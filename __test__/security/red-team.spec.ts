@@ -129,6 +129,7 @@ for (const isolation of ['thread', 'process'] as const) {
         ['join, repeated', "const a = Array(1e3).fill('x'.repeat(1e4)); return Array.from({ length: 1e5 }, () => a.join('').length).length"],
         ['typed array set, repeated', 'const a = new Uint8Array(2e7), b = new Uint8Array(2e7).fill(1); return Array.from({ length: 1e5 }, () => a.set(b)).length'],
         ['toUpperCase, repeated', "const s = '\\u00e9'.repeat(1e7); return Array.from({ length: 1e5 }, () => s.toUpperCase().length).length"],
+        ['parseInt of a long string, repeated', "const s = '1'.repeat(4e6); return Array.from({ length: 1e5 }, () => parseInt(s)).length"],
       ]
       for (const [what, script] of attacks) {
         it(what, async () => {

@@ -523,6 +523,7 @@ fn long_builtins_poll_the_interrupt() {
     "const a = new Uint8Array(5e7), b = new Uint8Array(5e7).fill(1); for (;;) a.set(b)".into(),
     "const s = '\\u00e9'.repeat(1e7); for (;;) s.toUpperCase()".into(),
     "const o = JSON.stringify(Array(1e5).fill('x'.repeat(50))); for (;;) JSON.parse(o)".into(),
+    "const s = '1'.repeat(4e6); for (;;) parseInt(s)".into(),
   ];
   for script in cases {
     let rt = Runtime::new().unwrap_or_else(|e| panic!("runtime: {e}"));

@@ -1498,6 +1498,7 @@ static JSValue js_promise_resolve_thenable_job(JSContext *ctx,
    ctx, to charge long comparisons (js_string_memcmp_pos_charged) */
 static bool js_string_eq(JSContext *ctx, JSString *p1, JSString *p2);
 static int js_string_compare(JSContext *ctx, JSString *p1, JSString *p2);
+#define JS_STRING_CMP_CHUNK 65536
 static int js_string_memcmp_pos_charged(JSContext *ctx, JSString *p1, uint32_t pos1,
                                         JSString *p2, uint32_t pos2, uint32_t len);
 static int JS_SetPropertyValue(JSContext *ctx, JSValueConst this_obj,
@@ -2126,11 +2127,19 @@ static inline void js_charge_interrupts(JSContext *ctx, int64_t work)
    passes the deadline, not 10 000 steps later. Charge only: nothing fails. */
 #define JS_ALLOC_CHARGE(size) ((int64_t)((size) >> 6))
 
+/* codecall: allocations under 256 bytes (most of them) are not charged, so
+   that they only pay a comparison */
+static inline void js_charge_alloc(JSContext *ctx, size_t size)
+{
+    if (unlikely(size >= 256))
+        js_charge_interrupts(ctx, JS_ALLOC_CHARGE(size));
+}
+
 /* Throw out of memory in case of error */
 void *js_malloc(JSContext *ctx, size_t size)
 {
     void *ptr;
-    js_charge_interrupts(ctx, JS_ALLOC_CHARGE(size)); /* codecall */
+    js_charge_alloc(ctx, size); /* codecall */
     ptr = js_malloc_rt(ctx->rt, size);
     if (unlikely(!ptr)) {
         JS_ThrowOutOfMemory(ctx);
@@ -2143,7 +2152,7 @@ void *js_malloc(JSContext *ctx, size_t size)
 void *js_mallocz(JSContext *ctx, size_t size)
 {
     void *ptr;
-    js_charge_interrupts(ctx, JS_ALLOC_CHARGE(size)); /* codecall */
+    js_charge_alloc(ctx, size); /* codecall */
     ptr = js_mallocz_rt(ctx->rt, size);
     if (unlikely(!ptr)) {
         JS_ThrowOutOfMemory(ctx);
@@ -2161,7 +2170,7 @@ void js_free(JSContext *ctx, void *ptr)
 void *js_realloc(JSContext *ctx, void *ptr, size_t size)
 {
     void *ret;
-    js_charge_interrupts(ctx, JS_ALLOC_CHARGE(size)); /* codecall */
+    js_charge_alloc(ctx, size); /* codecall */
     ret = js_realloc_rt(ctx->rt, ptr, size);
     if (unlikely(!ret && size != 0)) {
         JS_ThrowOutOfMemory(ctx);
@@ -2623,7 +2632,7 @@ static JSString *js_alloc_string(JSContext *ctx, int max_len, int is_wide_char)
 {
     JSString *p;
     /* codecall: see JS_ALLOC_CHARGE */
-    js_charge_interrupts(ctx, JS_ALLOC_CHARGE((int64_t)max_len << is_wide_char));
+    js_charge_alloc(ctx, (size_t)max_len << is_wide_char);
     p = js_alloc_string_rt(ctx->rt, max_len, is_wide_char);
     if (unlikely(!p)) {
         JS_ThrowOutOfMemory(ctx);
@@ -5092,18 +5101,24 @@ static int js_string_memcmp(JSString *p1, JSString *p2, int len)
     return res;
 }
 
-static bool js_string_eq(JSContext *ctx, JSString *p1, JSString *p2) {
+/* codecall: always inlined (the added ctx made gcc stop inlining these) */
+static inline __attribute__((always_inline)) bool js_string_eq(JSContext *ctx, JSString *p1, JSString *p2) {
     if (p1->len != p2->len)
         return false;
+    if (likely(p1->len <= JS_STRING_CMP_CHUNK)) /* codecall: the old path */
+        return js_string_memcmp(p1, p2, p1->len) == 0;
     return js_string_memcmp_pos_charged(ctx, p1, 0, p2, 0, p1->len) == 0;
 }
 
 /* return < 0, 0 or > 0 */
-static int js_string_compare(JSContext *ctx, JSString *p1, JSString *p2)
+static inline __attribute__((always_inline)) int js_string_compare(JSContext *ctx, JSString *p1, JSString *p2)
 {
     int res, len;
     len = min_int(p1->len, p2->len);
-    res = js_string_memcmp_pos_charged(ctx, p1, 0, p2, 0, len);
+    if (likely(len <= JS_STRING_CMP_CHUNK)) /* codecall: the old path */
+        res = js_string_memcmp(p1, p2, len);
+    else
+        res = js_string_memcmp_pos_charged(ctx, p1, 0, p2, 0, len);
     if (res == 0)
         res = compare_u32(p1->len, p2->len);
     return res;
@@ -5198,9 +5213,9 @@ static int js_string_memcmp_pos(JSString *p1, uint32_t pos1,
    and Map lookups do it in C without a branch in between. A chunk of 65536
    characters is charged 1024 (~one bytecode branch per 64 characters, as
    memcmp16 runs at ~0.25 ns a character and a branch takes 2 to 25 ns).
-   Same result; strings up to one chunk take the plain path. */
-#define JS_STRING_CMP_CHUNK 65536
-static int js_string_memcmp_pos_charged(JSContext *ctx, JSString *p1, uint32_t pos1,
+   Same result; strings up to one chunk take the plain path (also in
+   js_string_eq and js_string_compare, which test the length first). */
+static no_inline int js_string_memcmp_pos_charged(JSContext *ctx, JSString *p1, uint32_t pos1,
                                         JSString *p2, uint32_t pos2, uint32_t len)
 {
     int res;
