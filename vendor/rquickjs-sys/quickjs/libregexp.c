@@ -3262,6 +3262,13 @@ static intptr_t lre_exec_backtrack(REExecContext *s, uint8_t **capture,
                     cptr1_end = capture[2 * val + 1];
                     /* test the first not empty capture */
                     if (cptr1_start && cptr1_end) {
+                        /* codecall: comparing the capture is linear in its
+                           length: charged a step per 64 bytes, seen by the
+                           next lre_poll_timeout (`/^(a*)\1*$/` over a long
+                           input polled every 10 000 such comparisons) */
+                        intptr_t w = (cptr1_end - cptr1_start) >> 6;
+                        s->interrupt_counter = w >= s->interrupt_counter ?
+                            0 : s->interrupt_counter - (int)w;
                         if (opcode == REOP_back_reference ||
                             opcode == REOP_back_reference_i) {
                             cptr1 = cptr1_start;

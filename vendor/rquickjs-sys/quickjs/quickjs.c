@@ -8713,6 +8713,11 @@ static JSValue JS_ThrowTypeErrorInvalidClass(JSContext *ctx, int class_id)
 
 static void JS_ThrowInterrupted(JSContext *ctx)
 {
+    /* codecall: a full counter, as after a bytecode poll, also when the
+       interrupt came from a regexp (lre_check_timeout) and a charge left the
+       counter at 0: the embedder then reads the error (its toString, stack)
+       without the handler interrupting that too */
+    ctx->interrupt_counter = JS_INTERRUPT_COUNTER_INIT;
     JS_ThrowInternalError(ctx, "interrupted");
     JS_SetUncatchableError(ctx, ctx->rt->current_exception);
 }
