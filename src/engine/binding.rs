@@ -29,7 +29,7 @@ use super::telemetry;
 use crate::common::args::{self, array_arg, object_arg, present};
 use crate::sandbox::ExecuteConfig;
 use crate::sandbox::Host;
-use crate::sandbox::{call_result, event_json, json_of, read_denied_tools, read_host, Sandbox, SandboxOptions};
+use crate::sandbox::{event_json, host_answer, json_of, read_denied_tools, read_host, Sandbox, SandboxOptions};
 use crate::search::IndexOptions;
 
 const ENGINE_JS: &str = include_str!("engine.js");
@@ -690,11 +690,14 @@ impl CodeCall {
     let start = event_json(&invocation.start_event());
     let finish = {
       let pending = Cell::new(Some(invocation));
+      let limit = self.sandbox()?.answer_limit();
       env.create_function_from_closure::<Unknown, String, _>(
         "finish",
         move |ctx: FunctionCallContext| -> napi::Result<String> {
           let invocation = pending.take().ok_or_else(|| napi::Error::from_reason("invoke finished twice"))?;
-          let Finished { result, end } = invocation.finish(call_result(ctx.get(0)?, ctx.get(1)?));
+          // engine.js passes settle's count of an answer refused unserialized (host.js).
+          let counted: Option<f64> = if ctx.length() > 2 { ctx.get(2)? } else { None };
+          let Finished { result, end } = invocation.finish(host_answer(ctx.get(0)?, ctx.get(1)?, counted, limit));
           Ok(format!(r#"{{"result":{result},"end":{}}}"#, event_json(&end)))
         },
       )?

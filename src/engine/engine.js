@@ -31,7 +31,7 @@
       return Promise.resolve(value);
     },
     // codecall:invoke's one call into the host's pipeline. Rust (engine/invoke.rs) decides
-    // everything: the start event, then `finish(errorJson, valueJson)` returns
+    // everything: the start event, then `finish(errorJson, valueJson, counted)` returns
     // `{ result, end }` as JSON; `end` is the tool_call_end event. The promise never rejects.
     // `run` (telemetry) is undefined unless this call records: then the approval and the tool
     // call get their spans, and the host's callbacks run under them.
@@ -75,10 +75,11 @@
       emit(parse(startJson));
       return new Promise((resolve) => {
         const args = [name, parse(inputJson), meta];
-        const done = (errorJson, valueJson) => {
+        // `counted`: settle refused an answer over the sandbox's limit before serializing it.
+        const done = (errorJson, valueJson, counted) => {
           let out;
           try {
-            out = parse(finish(errorJson, valueJson));
+            out = parse(finish(errorJson, valueJson, counted));
           } catch (e) {
             // Only if Rust could not be reached: still one end event and one error result.
             const error = { code: 'TOOL_EXECUTION_ERROR', message: String(e && e.message) };
@@ -117,7 +118,12 @@
         return;
       }
       timer = setTimeout(() => done('timeout', no('approval timed out')), ask.timeoutMs);
-      settle(host.approve, host, [ask.request], (errorJson, valueJson) => {
+      // An approval is one of three short strings: a longer answer is a decline, not serialized.
+      settle(host.approve, host, [ask.request], (errorJson, valueJson, counted) => {
+        if (counted !== undefined) {
+          done('decline', no(`declined by the user (approve() answered ${counted} bytes of JSON or more, not 'approve', 'approve_always' or 'decline')`));
+          return;
+        }
         if (errorJson !== undefined) {
           let thrown = '';
           try {
@@ -130,7 +136,7 @@
         if (answer === 'approve' || answer === 'approve_always') done(answer);
         else if (answer === 'decline') done('decline', no('declined by the user'));
         else done('decline', no(`declined by the user (approve() answered ${String(valueJson).slice(0, 100)}, not 'approve', 'approve_always' or 'decline')`));
-      });
+      }, undefined, 1024);
     });
   }
 });

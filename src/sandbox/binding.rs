@@ -37,6 +37,9 @@ use crate::validator::{Language, PolicyOverrides};
 
 const HOST_JS: &str = include_str!("host.js");
 
+/// host.js's factory: `(reply, limit) => { register, route, settle }`.
+type HostJsFactory<'env> = Function<'env, FnArgs<(Function<'env, (), ()>, f64)>, Object<'env>>;
+
 /// Puts an adapter (the engine's) around the host of one execution.
 pub(crate) type WrapHost = dyn Fn(Arc<dyn Host>) -> Arc<dyn Host>;
 
@@ -385,13 +388,18 @@ impl Host for NapiHost {
 
 /// The host's `approve()` answer (`'approve' | 'approve_always' | 'decline'`; a throw or anything
 /// else counts as a decline that says so; no `approve` at all is `Unavailable`).
-fn approval_of(error: Option<String>, value: Option<String>) -> Approval {
+fn approval_of(error: Option<String>, value: Option<String>, counted: Option<f64>) -> Approval {
   if let Some(error) = error {
     let message = serde_json::from_str::<serde_json::Value>(&error)
       .ok()
       .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_string))
       .unwrap_or_default();
     return Approval::Decline(Some(format!("approve() threw: {}", crate::common::char_prefix(&message, 200))));
+  }
+  if let Some(counted) = counted {
+    return Approval::Decline(Some(format!(
+      "approve() answered {counted} bytes of JSON or more, not 'approve', 'approve_always' or 'decline'"
+    )));
   }
   match value.as_deref() {
     Some(r#""approve""#) => Approval::Approve,
@@ -463,17 +471,41 @@ pub(crate) fn event_json(event: &Event) -> String {
   w.finish()
 }
 
-/// What host.js's `settle` reported (`errorJson`, `valueJson`) as the bridge's answer.
-pub(crate) fn call_result(error: Option<String>, value: Option<String>) -> CallResult {
-  match error {
-    Some(e) => CallResult::Err(host_failure(&e)),
-    None => CallResult::Ok(value),
+/// What host.js's `settle` reported (`errorJson`, `valueJson`, `counted`) as the answer an
+/// execution that takes at most `limit` bytes of JSON may take: an answer over it fails that call
+/// with `TOOL_EXECUTION_ERROR` saying so — `counted` when host.js refused it before serializing it
+/// (at least that many bytes) — and a host error's message and code are cut to a readable size.
+pub(crate) fn host_answer(
+  error: Option<String>,
+  value: Option<String>,
+  counted: Option<f64>,
+  limit: usize,
+) -> CallResult {
+  if let Some(counted) = counted {
+    // A count from JavaScript: a whole number of characters (saturating `as`: never UB).
+    return CallResult::Err(too_large(counted as usize, limit, true));
   }
+  match (error, value) {
+    (Some(e), _) => CallResult::Err(host_failure(&e, limit)),
+    (None, Some(json)) if json.len() > limit => CallResult::Err(too_large(json.len(), limit, false)),
+    (None, value) => CallResult::Ok(value),
+  }
+}
+
+/// An answer of `bytes` bytes of JSON (`at_least`: counted before it was serialized, a lower
+/// bound), more than `limit`.
+fn too_large(bytes: usize, limit: usize, at_least: bool) -> HostFailure {
+  let mut message =
+    format!("The tool's answer is {bytes} bytes of JSON, more than this execution can take ({limit} bytes: its memoryLimitBytes)");
+  if at_least {
+    message.push_str(&format!("; {bytes} is a lower bound, counted without serializing it"));
+  }
+  HostFailure { message, code: None, details_json: None }
 }
 
 /// The largest host answer an execution takes: one it could not parse into its heap, or that no
 /// worker frame can carry, fails that call alone (spec §2.6: the host checks an answer's size
-/// before it frames it).
+/// before it frames it, and host.js before it serializes it).
 fn answer_limit(config: &SandboxConfig) -> usize {
   usize::try_from(config.memory_limit_bytes).unwrap_or(usize::MAX).min(super::config::MAX_FRAME - (1 << 20))
 }
@@ -483,46 +515,36 @@ fn answer_limit(config: &SandboxConfig) -> usize {
 const MAX_ERROR_MESSAGE: usize = 16 << 10;
 const MAX_ERROR_CODE: usize = 256;
 
-/// A host's answer as the execution may take it: an answer over `limit` becomes this call's
-/// `TOOL_EXECUTION_ERROR` saying so; a host error's message and code are cut to a readable size.
-fn bound_answer(result: CallResult, limit: usize) -> CallResult {
-  match result {
-    CallResult::Ok(Some(json)) if json.len() > limit => CallResult::Err(HostFailure {
-      message: format!(
-        "The tool's answer is {} bytes of JSON, more than this execution can take ({limit} bytes: its memoryLimitBytes)",
-        json.len()
-      ),
-      code: None,
-      details_json: None,
-    }),
-    CallResult::Err(f) => CallResult::Err(HostFailure {
-      message: cut(f.message, MAX_ERROR_MESSAGE),
-      code: f.code.map(|c| cut(c, MAX_ERROR_CODE)),
-      details_json: f.details_json.filter(|d| d.len() <= limit.min(MAX_ERROR_MESSAGE * 64)),
-    }),
-    other => other,
-  }
-}
-
-/// `text` cut to at most `max` bytes on a character boundary, saying how long it was.
-fn cut(text: String, max: usize) -> String {
-  if text.len() <= max {
+/// `text` cut to at most `max` bytes on a character boundary, saying how long it was: `total`
+/// bytes (`at_least`: at least) if host.js already cut it, else its own length.
+fn cut(text: String, max: usize, total: Option<usize>, at_least: bool) -> String {
+  if text.len() <= max && total.is_none() {
     return text;
   }
-  format!("{}… ({} bytes in all)", crate::common::char_prefix(&text, max), text.len())
+  let total = total.unwrap_or(text.len());
+  let at_least = if at_least { "at least " } else { "" };
+  format!("{}… ({at_least}{total} bytes in all)", crate::common::char_prefix(&text, max))
 }
 
-/// Reads `{ message, code?, details? }` as the host side of `host.js` describes an error.
-fn host_failure(json: &str) -> HostFailure {
+/// Reads `{ message, code?, details? }` as the host side of `host.js` describes an error (with
+/// `messageBytes` / `codeBytes`, and `…AtLeast`, where host.js cut a huge one), cut to what an
+/// execution taking at most `limit` bytes of answer keeps.
+fn host_failure(json: &str, limit: usize) -> HostFailure {
   let value: serde_json::Value = serde_json::from_str(&crate::common::well_formed_escapes(json)).unwrap_or_default();
+  let text = |name: &str, max: usize| {
+    let text = value.get(name).and_then(|m| m.as_str())?.to_string();
+    let total = value.get(format!("{name}Bytes")).and_then(serde_json::Value::as_u64);
+    let at_least = value.get(format!("{name}AtLeast")).and_then(serde_json::Value::as_bool).unwrap_or(false);
+    Some(cut(text, max, total.and_then(|t| usize::try_from(t).ok()), at_least))
+  };
   HostFailure {
-    message: value
-      .get("message")
-      .and_then(|m| m.as_str())
-      .unwrap_or("Host error (its message could not be read)")
-      .to_string(),
-    code: value.get("code").and_then(|c| c.as_str()).map(str::to_string),
-    details_json: value.get("details").and_then(|d| d.as_str()).map(str::to_string),
+    message: text("message", MAX_ERROR_MESSAGE).unwrap_or_else(|| "Host error (its message could not be read)".into()),
+    code: text("code", MAX_ERROR_CODE),
+    details_json: value
+      .get("details")
+      .and_then(|d| d.as_str())
+      .filter(|d| d.len() <= limit.min(MAX_ERROR_MESSAGE * 64))
+      .map(str::to_string),
   }
 }
 
@@ -566,20 +588,22 @@ impl Sandbox {
         let token: f64 = ctx.get(0)?;
         let error: Option<String> = ctx.get(1)?;
         let value: Option<String> = ctx.get(2)?;
+        // host.js's count of an answer it refused unserialized (see `host_answer`).
+        let counted: Option<f64> = if ctx.length() > 3 { ctx.get(3)? } else { None };
         match replies.take(token as u64) {
-          Some(Waiting::Call(reply)) => reply.send(bound_answer(call_result(error, value), answer_limit)),
+          Some(Waiting::Call(reply)) => reply.send(host_answer(error, value, counted, answer_limit)),
           Some(Waiting::GetTool(tx)) => {
-            let too_large = value.as_ref().is_some_and(|v| v.len() > answer_limit);
+            let too_large = counted.is_some() || value.as_ref().is_some_and(|v| v.len() > answer_limit);
             let _ = tx.try_send(if error.is_some() || too_large { None } else { value });
           }
-          Some(Waiting::Approve(answer)) => answer(approval_of(error, value)),
+          Some(Waiting::Approve(answer)) => answer(approval_of(error, value, counted)),
           None => {}
         }
         Ok(())
       })?
     };
-    let factory: Function<FnArgs<(Function<(), ()>,)>, Object> = env.run_script(HOST_JS)?;
-    let host_js: Object = factory.call(FnArgs::from((reply_fn,)))?;
+    let factory: HostJsFactory = env.run_script(HOST_JS)?;
+    let host_js: Object = factory.call(FnArgs::from((reply_fn, answer_limit as f64)))?;
     let to_node = Arc::new(ToNode {
       queue: Mutex::new(Vec::new()),
       scheduled: AtomicBool::new(false),
@@ -607,6 +631,11 @@ impl Sandbox {
 
   pub(crate) fn config(&self) -> &SandboxConfig {
     &self.config
+  }
+
+  /// The largest host answer its executions take, in bytes of JSON (see `host_answer`).
+  pub(crate) fn answer_limit(&self) -> usize {
+    answer_limit(&self.config)
   }
 
   /// See `Runner::queue_probe`; `None` once disposed.
@@ -938,29 +967,31 @@ fn read_execute_options<'env>(
 
 #[cfg(test)]
 mod answer_tests {
-  use super::{bound_answer, CallResult, HostFailure, MAX_ERROR_MESSAGE};
+  use super::{host_answer, CallResult, HostFailure, MAX_ERROR_MESSAGE};
+
+  fn message(result: CallResult) -> String {
+    match result {
+      CallResult::Err(HostFailure { message, code: None, details_json: None }) => message,
+      other => panic!("{other:?}"),
+    }
+  }
 
   #[test]
   fn answers_over_the_limit_fail_that_call_and_errors_are_cut() {
-    match bound_answer(CallResult::Ok(Some("x".repeat(101))), 100) {
-      CallResult::Err(HostFailure { message, code: None, details_json: None }) => {
-        assert_eq!(
-          message,
-          "The tool's answer is 101 bytes of JSON, more than this execution can take (100 bytes: its memoryLimitBytes)"
-        )
-      }
-      other => panic!("{other:?}"),
-    }
-    assert!(
-      matches!(bound_answer(CallResult::Ok(Some("x".repeat(100))), 100), CallResult::Ok(Some(s)) if s.len() == 100)
+    assert_eq!(
+      message(host_answer(None, Some("x".repeat(101)), None, 100)),
+      "The tool's answer is 101 bytes of JSON, more than this execution can take (100 bytes: its memoryLimitBytes)"
     );
-    assert!(matches!(bound_answer(CallResult::Ok(None), 0), CallResult::Ok(None)));
-    let huge = HostFailure {
-      message: "é".repeat(MAX_ERROR_MESSAGE),
-      code: Some("C".repeat(1000)),
-      details_json: Some("1".repeat(200)),
-    };
-    match bound_answer(CallResult::Err(huge), 100) {
+    // Refused by host.js before it was serialized.
+    assert_eq!(
+      message(host_answer(None, None, Some(270e6 + 2.0), 100)),
+      "The tool's answer is 270000002 bytes of JSON, more than this execution can take (100 bytes: its memoryLimitBytes); \
+       270000002 is a lower bound, counted without serializing it"
+    );
+    assert!(matches!(host_answer(None, Some("x".repeat(100)), None, 100), CallResult::Ok(Some(s)) if s.len() == 100));
+    assert!(matches!(host_answer(None, None, None, 0), CallResult::Ok(None)));
+    let huge = serde_json::json!({ "message": "é".repeat(MAX_ERROR_MESSAGE), "code": "C".repeat(1000), "details": "1".repeat(200) });
+    match host_answer(Some(huge.to_string()), None, None, 100) {
       CallResult::Err(HostFailure { message, code: Some(code), details_json }) => {
         assert!(
           message.len() < MAX_ERROR_MESSAGE + 40
@@ -969,6 +1000,16 @@ mod answer_tests {
         );
         assert!(code.starts_with("CCC") && code.len() < 300, "{code}");
         assert_eq!(details_json, None);
+      }
+      other => panic!("{other:?}"),
+    }
+    // Cut by host.js first: the bridge says how long the whole was.
+    let cut = serde_json::json!({ "message": "m".repeat(MAX_ERROR_MESSAGE), "messageBytes": 20_000_000,
+      "code": "C".repeat(300), "codeBytes": 1_000_000_000u64, "codeAtLeast": true });
+    match host_answer(Some(cut.to_string()), None, None, 100) {
+      CallResult::Err(HostFailure { message, code: Some(code), .. }) => {
+        assert!(message.ends_with("m… (20000000 bytes in all)") && message.len() < MAX_ERROR_MESSAGE + 40, "{message}");
+        assert!(code.ends_with("C… (at least 1000000000 bytes in all)"), "{code}");
       }
       other => panic!("{other:?}"),
     }
