@@ -117,6 +117,9 @@ fn main() {
         println!("cargo:rerun-if-env-changed={}", feature_to_cargo(feature));
     }
     println!("cargo:rerun-if-env-changed=CARGO_CFG_SANITIZE");
+    // codecall: rebuild when the (patched) C sources change, not only the features.
+    println!("cargo:rerun-if-changed=quickjs");
+    println!("cargo:rerun-if-changed=build.rs");
 
     let src_dir = Path::new("quickjs");
 
