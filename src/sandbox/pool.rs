@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use super::bridge::CallResult;
 use super::config::{ExecuteConfig, SandboxConfig};
-use super::engine::{Engine, Execution, Job, ReplySink, Step};
+use super::engine::{Engine, Execution, Job, Prepared, ReplySink, Step};
 use super::error::StartError;
 use super::outcome::{Completed, Outcome};
 use super::shared::{lock, Shared, Stop, HOLD_RECHECK};
@@ -52,8 +52,8 @@ const STUCK_AFTER: Duration = Duration::from_millis(100);
 /// Spare threads a worker process starts up front, for the threads it may have to set aside.
 pub const RESERVE: usize = 4;
 
-/// One execution's runtime, moved whole between the pool's threads.
-struct Movable(Execution);
+/// One execution's runtime, or a prepared context, moved whole between the pool's threads.
+struct Movable<T>(T);
 
 // SAFETY: an `Execution` is not `Send` only because of what it owns: a QuickJS runtime and
 // context (rquickjs without `parallel`: `Rc`-counted handles and raw pointers), `Persistent`
@@ -66,7 +66,12 @@ struct Movable(Execution);
 // is ever touched from two threads. QuickJS keeps no thread-local state of a runtime; its one
 // thread-bound value, the stack top its stack-overflow check reads, is reset on the thread that
 // runs each slice (`Execution::enter_thread`) before any JS runs.
-unsafe impl Send for Movable {}
+unsafe impl Send for Movable<Execution> {}
+
+// SAFETY: a prepared context is the same island before its execution starts: its own runtime and
+// context, and the `Rc` slot its native functions share with it, reachable from nothing else.
+// It is made on one thread, kept in the pool's mutex, and used by exactly one other.
+unsafe impl Send for Movable<Prepared> {}
 
 /// A unit of work in the ready queue.
 enum Task {
@@ -84,7 +89,7 @@ struct Slot {
 #[derive(Default)]
 struct SlotState {
   /// The runtime while it is parked; `None` before it starts, while a thread runs it, and after.
-  execution: Option<Movable>,
+  execution: Option<Movable<Execution>>,
   /// Host answers that arrived since it last ran.
   inbox: Vec<(u64, CallResult)>,
   /// Run it again even with an empty inbox (a request to stop).
@@ -145,8 +150,9 @@ struct Inner {
   waiting: AtomicUsize,
   /// Executions submitted and not yet started.
   queued: AtomicUsize,
-  /// Prepared contexts held by idle threads: at most `poolSize` (a worker's spare threads need
-  /// none until they start something).
+  /// Prepared contexts, made by idle threads for an execution starting on any thread.
+  prepared: Mutex<Vec<Movable<Prepared>>>,
+  /// Prepared contexts kept or being made: at most `poolSize`.
   spares: AtomicUsize,
   /// Every execution not yet done, by key: parked runtimes live here.
   slots: Mutex<HashMap<u64, Arc<Slot>>>,
@@ -205,6 +211,7 @@ impl Pool {
       ready: Condvar::new(),
       waiting: AtomicUsize::new(0),
       queued: AtomicUsize::new(0),
+      prepared: Mutex::new(Vec::new()),
       spares: AtomicUsize::new(0),
       slots: Mutex::new(HashMap::new()),
       next_key: AtomicU64::new(0),
@@ -402,17 +409,24 @@ fn spawn_thread(inner: &Arc<Inner>, started: Option<std::sync::mpsc::Sender<()>>
   }
 }
 
-/// Takes one of the `poolSize` places for a prepared context.
+/// Takes one of the `poolSize` places for a prepared context (an execution that finds none makes
+/// its own).
 fn claim_spare(inner: &Inner) -> bool {
   let permits = inner.config.pool_size.max(1);
   inner.spares.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < permits).then_some(n + 1)).is_ok()
 }
 
-/// Prepares the next execution's context on this thread's engine, in a place `claim_spare` took.
-fn prepare_spare(inner: &Inner, engine: &mut Engine) {
-  let _ = catch_unwind(AssertUnwindSafe(|| engine.prepare_spare(&inner.config)));
-  if !engine.has_spare() {
-    inner.spares.fetch_sub(1, Ordering::AcqRel);
+/// Prepares a context for the next execution, in a place `claim_spare` took. Whether it could.
+fn prepare_spare(inner: &Inner, engine: &Engine) -> bool {
+  match catch_unwind(AssertUnwindSafe(|| engine.make_prepared(&inner.config))) {
+    Ok(Some(prepared)) => {
+      lock(&inner.prepared).push(Movable(prepared));
+      true
+    }
+    _ => {
+      inner.spares.fetch_sub(1, Ordering::AcqRel);
+      false
+    }
   }
 }
 
@@ -443,11 +457,10 @@ fn next_task(inner: &Inner, engine: &mut Option<Engine>, spare_failed: &mut bool
     }
     // Idle: prepare the next execution's context first, off every execution's clock (once: if it
     // cannot be made now, the next execution makes its own and reports why).
-    if let Some(engine) = engine.as_mut() {
-      if !engine.has_spare() && !*spare_failed && claim_spare(inner) {
+    if let Some(engine) = engine.as_ref() {
+      if !*spare_failed && claim_spare(inner) {
         drop(q);
-        prepare_spare(inner, engine);
-        *spare_failed = !engine.has_spare();
+        *spare_failed = !prepare_spare(inner, engine);
         q = lock(&inner.queue);
         continue;
       }
@@ -473,9 +486,9 @@ fn next_task(inner: &Inner, engine: &mut Option<Engine>, spare_failed: &mut bool
 fn thread_loop(me: Arc<Thread>, inner: Weak<Inner>, started: Option<std::sync::mpsc::Sender<()>>) {
   // Without an engine nothing can start here; executions already started still run.
   let (mut engine, startup_error) = match (Engine::new(), inner.upgrade()) {
-    (Ok(mut engine), Some(pool)) => {
+    (Ok(engine), Some(pool)) => {
       if started.is_some() && claim_spare(&pool) {
-        prepare_spare(&pool, &mut engine);
+        prepare_spare(&pool, &engine);
       }
       (Some(engine), None)
     }
@@ -495,11 +508,11 @@ fn thread_loop(me: Arc<Thread>, inner: Weak<Inner>, started: Option<std::sync::m
         spare_failed = false;
         match engine.as_mut() {
           Some(engine) => {
-            let had_spare = engine.has_spare();
-            start(&pool, &me, engine, *job, slot);
-            if had_spare && !engine.has_spare() {
+            if let Some(Movable(prepared)) = lock(&pool.prepared).pop() {
               pool.spares.fetch_sub(1, Ordering::AcqRel);
+              engine.use_prepared(prepared);
             }
+            start(&pool, &me, engine, *job, slot);
           }
           None => {
             let message = startup_error.clone().unwrap_or_default();
@@ -524,9 +537,6 @@ fn thread_loop(me: Arc<Thread>, inner: Weak<Inner>, started: Option<std::sync::m
       if !pool.in_worker_process {
         // Its replacement is running: leave.
         drop(q);
-        if engine.as_ref().is_some_and(Engine::has_spare) {
-          pool.spares.fetch_sub(1, Ordering::AcqRel);
-        }
         lock(&pool.threads).retain(|t| !Arc::ptr_eq(t, &me));
         return;
       }
