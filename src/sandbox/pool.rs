@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use super::bridge::CallResult;
 use super::config::{ExecuteConfig, SandboxConfig};
-use super::engine::{Engine, Execution, Job, Prepared, ReplySink, Step};
+use super::engine::{Engine, Execution, Job, ReplySink, Step};
 use super::error::StartError;
 use super::outcome::{Completed, Outcome};
 use super::shared::{lock, Shared, Stop, HOLD_RECHECK};
@@ -52,7 +52,7 @@ const STUCK_AFTER: Duration = Duration::from_millis(100);
 /// Spare threads a worker process starts up front, for the threads it may have to set aside.
 pub const RESERVE: usize = 4;
 
-/// One execution's runtime, or a prepared context, moved whole between the pool's threads.
+/// One execution's runtime, moved whole between the pool's threads.
 struct Movable<T>(T);
 
 // SAFETY: an `Execution` is not `Send` only because of what it owns: a QuickJS runtime and
@@ -67,11 +67,6 @@ struct Movable<T>(T);
 // thread-bound value, the stack top its stack-overflow check reads, is reset on the thread that
 // runs each slice (`Execution::enter_thread`) before any JS runs.
 unsafe impl Send for Movable<Execution> {}
-
-// SAFETY: a prepared context is the same island before its execution starts: its own runtime and
-// context, and the `Rc` slot its native functions share with it, reachable from nothing else.
-// It is made on one thread, kept in the pool's mutex, and used by exactly one other.
-unsafe impl Send for Movable<Prepared> {}
 
 /// A unit of work in the ready queue.
 enum Task {
@@ -127,6 +122,9 @@ struct Queue {
   threads: usize,
   /// Idle threads polling `waiting` before they sleep: a new task needs no wake-up then.
   spinning: usize,
+  /// Idle threads asleep on `warm` (they hold a prepared context) and on `ready` (they do not).
+  warm_waiting: usize,
+  cold_waiting: usize,
   shutdown: bool,
 }
 
@@ -145,14 +143,17 @@ struct Inner {
   config: Arc<SandboxConfig>,
   epoch: Instant,
   queue: Mutex<Queue>,
+  /// Where idle threads without a prepared context sleep; `warm`, those with one: a start goes
+  /// to a thread that has its context ready (made on that thread, so its memory is that
+  /// thread's), an answer to any other first.
   ready: Condvar,
+  warm: Condvar,
   /// Tasks in the queue, readable without its lock (idle threads poll it briefly before sleeping).
   waiting: AtomicUsize,
   /// Executions submitted and not yet started.
   queued: AtomicUsize,
-  /// Prepared contexts, made by idle threads for an execution starting on any thread.
-  prepared: Mutex<Vec<Movable<Prepared>>>,
-  /// Prepared contexts kept or being made: at most `poolSize`.
+  /// Prepared contexts held by idle threads, or being made: at most `poolSize` (a worker's spare
+  /// threads hold none until they start something).
   spares: AtomicUsize,
   /// Every execution not yet done, by key: parked runtimes live here.
   slots: Mutex<HashMap<u64, Arc<Slot>>>,
@@ -206,12 +207,14 @@ impl Pool {
         set_aside: 0,
         threads: 0,
         spinning: 0,
+        warm_waiting: 0,
+        cold_waiting: 0,
         shutdown: false,
       }),
       ready: Condvar::new(),
+      warm: Condvar::new(),
       waiting: AtomicUsize::new(0),
       queued: AtomicUsize::new(0),
-      prepared: Mutex::new(Vec::new()),
       spares: AtomicUsize::new(0),
       slots: Mutex::new(HashMap::new()),
       next_key: AtomicU64::new(0),
@@ -310,6 +313,7 @@ impl Pool {
     }
     lock(&inner.queue).shutdown = true;
     inner.ready.notify_all();
+    inner.warm.notify_all();
     let mut threads = Vec::new();
     for thread in lock(&inner.threads).drain(..) {
       if let Some(handle) = lock(&thread.handle).take() {
@@ -356,9 +360,19 @@ fn push(inner: &Inner, task: Task) {
   q.tasks.push_back(task);
   inner.waiting.store(q.tasks.len(), Ordering::Release);
   // A polling thread looks at the queue again under this lock before it sleeps.
-  let wake = q.spinning == 0;
-  drop(q);
-  if wake {
+  if q.spinning == 0 {
+    signal(inner, &q);
+  }
+}
+
+/// Wakes the idle thread best placed for the task at the front: a start, one with a prepared
+/// context; anything else, one without (it has nothing better to keep).
+fn signal(inner: &Inner, q: &Queue) {
+  let start = matches!(q.tasks.front(), Some(Task::Start(..)));
+  let warm = if start { q.warm_waiting > 0 } else { q.cold_waiting == 0 };
+  if warm {
+    inner.warm.notify_one();
+  } else {
     inner.ready.notify_one();
   }
 }
@@ -409,25 +423,21 @@ fn spawn_thread(inner: &Arc<Inner>, started: Option<std::sync::mpsc::Sender<()>>
   }
 }
 
-/// Takes one of the `poolSize` places for a prepared context (an execution that finds none makes
-/// its own).
+/// Takes one of the `poolSize` places for a prepared context (an execution on a thread that has
+/// none makes its own).
 fn claim_spare(inner: &Inner) -> bool {
   let permits = inner.config.pool_size.max(1);
   inner.spares.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < permits).then_some(n + 1)).is_ok()
 }
 
-/// Prepares a context for the next execution, in a place `claim_spare` took. Whether it could.
-fn prepare_spare(inner: &Inner, engine: &Engine) -> bool {
-  match catch_unwind(AssertUnwindSafe(|| engine.make_prepared(&inner.config))) {
-    Ok(Some(prepared)) => {
-      lock(&inner.prepared).push(Movable(prepared));
-      true
-    }
-    _ => {
-      inner.spares.fetch_sub(1, Ordering::AcqRel);
-      false
-    }
+/// Prepares the next execution's context on this thread's engine, in a place `claim_spare` took.
+/// Whether it could.
+fn prepare_spare(inner: &Inner, engine: &mut Engine) -> bool {
+  let _ = catch_unwind(AssertUnwindSafe(|| engine.prepare_spare(&inner.config)));
+  if !engine.has_spare() {
+    inner.spares.fetch_sub(1, Ordering::AcqRel);
   }
+  engine.has_spare()
 }
 
 /// How long an idle thread polls for the next task before it sleeps, when a few executions are
@@ -443,12 +453,19 @@ fn next_task(inner: &Inner, engine: &mut Option<Engine>, spare_failed: &mut bool
   let permits = inner.config.pool_size.max(1);
   let mut q = lock(&inner.queue);
   loop {
-    if !q.tasks.is_empty() && q.active < permits {
+    // A start waits for a thread with its context ready, if one is asleep (it was signalled);
+    // this one makes its own context meanwhile.
+    let cold = !engine.as_ref().is_some_and(Engine::has_spare);
+    let leave = cold && q.warm_waiting > 0 && matches!(q.tasks.front(), Some(Task::Start(..)));
+    if leave {
+      signal(inner, &q);
+    }
+    if !q.tasks.is_empty() && q.active < permits && !leave {
       q.active += 1;
       let task = q.tasks.pop_front();
       inner.waiting.store(q.tasks.len(), Ordering::Release);
       if !q.tasks.is_empty() && q.active < permits {
-        inner.ready.notify_one();
+        signal(inner, &q);
       }
       return task;
     }
@@ -457,8 +474,8 @@ fn next_task(inner: &Inner, engine: &mut Option<Engine>, spare_failed: &mut bool
     }
     // Idle: prepare the next execution's context first, off every execution's clock (once: if it
     // cannot be made now, the next execution makes its own and reports why).
-    if let Some(engine) = engine.as_ref() {
-      if !*spare_failed && claim_spare(inner) {
+    if let Some(engine) = engine.as_mut() {
+      if !engine.has_spare() && !*spare_failed && claim_spare(inner) {
         drop(q);
         *spare_failed = !prepare_spare(inner, engine);
         q = lock(&inner.queue);
@@ -479,16 +496,24 @@ fn next_task(inner: &Inner, engine: &mut Option<Engine>, spare_failed: &mut bool
         continue;
       }
     }
-    q = inner.ready.wait(q).unwrap_or_else(|p| p.into_inner());
+    if engine.as_ref().is_some_and(Engine::has_spare) {
+      q.warm_waiting += 1;
+      q = inner.warm.wait(q).unwrap_or_else(|p| p.into_inner());
+      q.warm_waiting -= 1;
+    } else {
+      q.cold_waiting += 1;
+      q = inner.ready.wait(q).unwrap_or_else(|p| p.into_inner());
+      q.cold_waiting -= 1;
+    }
   }
 }
 
 fn thread_loop(me: Arc<Thread>, inner: Weak<Inner>, started: Option<std::sync::mpsc::Sender<()>>) {
   // Without an engine nothing can start here; executions already started still run.
   let (mut engine, startup_error) = match (Engine::new(), inner.upgrade()) {
-    (Ok(engine), Some(pool)) => {
+    (Ok(mut engine), Some(pool)) => {
       if started.is_some() && claim_spare(&pool) {
-        prepare_spare(&pool, &engine);
+        prepare_spare(&pool, &mut engine);
       }
       (Some(engine), None)
     }
@@ -508,11 +533,11 @@ fn thread_loop(me: Arc<Thread>, inner: Weak<Inner>, started: Option<std::sync::m
         spare_failed = false;
         match engine.as_mut() {
           Some(engine) => {
-            if let Some(Movable(prepared)) = lock(&pool.prepared).pop() {
-              pool.spares.fetch_sub(1, Ordering::AcqRel);
-              engine.use_prepared(prepared);
-            }
+            let had_spare = engine.has_spare();
             start(&pool, &me, engine, *job, slot);
+            if had_spare && !engine.has_spare() {
+              pool.spares.fetch_sub(1, Ordering::AcqRel);
+            }
           }
           None => {
             let message = startup_error.clone().unwrap_or_default();
@@ -537,6 +562,9 @@ fn thread_loop(me: Arc<Thread>, inner: Weak<Inner>, started: Option<std::sync::m
       if !pool.in_worker_process {
         // Its replacement is running: leave.
         drop(q);
+        if engine.as_ref().is_some_and(Engine::has_spare) {
+          pool.spares.fetch_sub(1, Ordering::AcqRel);
+        }
         lock(&pool.threads).retain(|t| !Arc::ptr_eq(t, &me));
         return;
       }
@@ -545,10 +573,8 @@ fn thread_loop(me: Arc<Thread>, inner: Weak<Inner>, started: Option<std::sync::m
     } else {
       q.active -= 1;
     }
-    let more = !q.tasks.is_empty();
-    drop(q);
-    if more {
-      pool.ready.notify_one();
+    if !q.tasks.is_empty() {
+      signal(&pool, &q);
     }
   }
 }
@@ -821,7 +847,7 @@ fn set_aside_stuck_threads(pool: &Arc<Inner>) {
       lock(&pool.threads).retain(|t| !Arc::ptr_eq(t, &thread));
       drop(lock(&thread.handle).take());
     }
-    pool.ready.notify_one();
+    signal(pool, &lock(&pool.queue));
   }
 }
 

@@ -37,9 +37,6 @@ pub const GLOBALS: &[&str] =
 /// Compile anything new every this many scripts, then collect the compiler's garbage.
 const GC_EVERY: u32 = 64;
 
-/// A prepared context made by one engine for an execution on any (`Engine::make_prepared`).
-pub struct Prepared(Spare<State>);
-
 pub struct Engine {
   // Drop order: the context before its runtime.
   compiler: Context,
@@ -72,19 +69,6 @@ impl Engine {
 
   pub fn has_spare(&self) -> bool {
     self.spare.is_some()
-  }
-
-  /// A prepared context for any thread's engine (`use_prepared`): the pool keeps them, so that an
-  /// execution starting on a thread that has none does not pay for one on its clock.
-  pub fn make_prepared(&self, sandbox: &SandboxConfig) -> Option<Prepared> {
-    Spare::new(&self.prelude, sandbox, native_primitives).ok().map(Prepared)
-  }
-
-  /// The next execution on this engine uses `prepared`, unless this engine has one already.
-  pub fn use_prepared(&mut self, prepared: Prepared) {
-    if self.spare.is_none() {
-      self.spare = Some(prepared.0);
-    }
   }
 
   /// The prepared context, or a new one.
