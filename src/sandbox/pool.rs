@@ -573,7 +573,12 @@ fn thread_loop(me: Arc<Thread>, inner: Weak<Inner>, started: Option<std::sync::m
     } else {
       q.active -= 1;
     }
-    if !q.tasks.is_empty() {
+    if q.shutdown {
+      // A thread may sleep beside a task it left to another (`next_task`): once the queue is
+      // empty, every thread must see it to leave.
+      pool.ready.notify_all();
+      pool.warm.notify_all();
+    } else if !q.tasks.is_empty() {
       signal(&pool, &q);
     }
   }
@@ -1052,6 +1057,34 @@ mod tests {
         assert_eq!(code(&r.1), "STACK_OVERFLOW", "{}", r.0);
       }
     }
+  }
+
+  /// `dispose` ends parked and queued executions with `POOL_DISPOSED`, frees their runtimes on the
+  /// pool's threads, and every thread leaves.
+  #[test]
+  fn dispose_ends_everything_and_every_thread_leaves() {
+    let mut bench = Bench::new(2, None);
+    for i in 0..40 {
+      // Answers at 60 s: they park until disposed.
+      bench.submit(&format!("p{i:02}"), "await callTool('t'); return 1", 30_000, 60_000, 0);
+    }
+    for i in 0..3 {
+      bench.submit(&format!("s{i}"), "let i = 0; for (;;) i++", 30_000, 0, 0);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let threads = bench.pool.dispose();
+    let results = bench.results(43);
+    assert!(
+      results.iter().all(|r| code(&r.1) == "POOL_DISPOSED"),
+      "{:?}",
+      results.iter().map(|r| code(&r.1)).collect::<Vec<_>>()
+    );
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+      threads.into_iter().for_each(|t| drop(t.join()));
+      let _ = tx.send(());
+    });
+    assert!(rx.recv_timeout(Duration::from_secs(20)).is_ok(), "a pool thread did not leave");
   }
 
   /// Many executions parked at once move between threads as their answers come: every one ends
