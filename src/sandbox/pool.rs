@@ -118,8 +118,6 @@ struct Queue {
   active: usize,
   /// Threads set aside and not yet returned.
   set_aside: usize,
-  /// Threads that are not set aside (spares included).
-  threads: usize,
   /// Idle threads polling `waiting` before they sleep: a new task needs no wake-up then.
   spinning: usize,
   /// Idle threads asleep on `warm` (they hold a prepared context) and on `ready` (they do not).
@@ -205,7 +203,6 @@ impl Pool {
         tasks: VecDeque::new(),
         active: 0,
         set_aside: 0,
-        threads: 0,
         spinning: 0,
         warm_waiting: 0,
         cold_waiting: 0,
@@ -225,12 +222,15 @@ impl Pool {
       max_set_aside: if in_worker_process { RESERVE } else { permits.max(4) },
       warnings,
     });
+    // The pool exists before its first thread: if a later thread cannot start, dropping it
+    // tells the ones already running to leave.
+    let mut pool = Self { inner, watchdog_thread: None };
     let (started, all_started) = std::sync::mpsc::channel::<()>();
     for _ in 0..threads {
-      spawn_thread(&inner, Some(started.clone()))?;
+      spawn_thread(&pool.inner, Some(started.clone()))?;
     }
     drop(started);
-    let weak = Arc::downgrade(&inner);
+    let weak = Arc::downgrade(&pool.inner);
     let (running, is_running) = std::sync::mpsc::channel::<()>();
     let watchdog_thread = std::thread::Builder::new()
       .name("codecall-watchdog".into())
@@ -239,6 +239,7 @@ impl Pool {
         watchdog_loop(weak)
       })
       .map_err(|e| StartError::Thread("the watchdog thread", e))?;
+    pool.watchdog_thread = Some(watchdog_thread);
     if in_worker_process {
       // A thread makes system calls of its own start-up (rseq, robust list, signal stack, name,
       // its engine's first runtime) after `spawn` returns: the worker installs its seccomp filter
@@ -248,7 +249,7 @@ impl Pool {
         let _ = all_started.recv_timeout(Duration::from_secs(10));
       }
     }
-    Ok(Self { inner, watchdog_thread: Some(watchdog_thread) })
+    Ok(pool)
   }
 
   /// Queues a script. The result arrives through `shared.host.complete`, exactly once.
@@ -301,9 +302,10 @@ impl Pool {
       return Vec::new();
     }
     for shared in inner.watchdog.drain() {
-      if shared.request_stop(Stop::Disposed) {
-        shared.report_stop();
-      }
+      // Its reason may be set already (a timeout or abort whose `Report` timer was just drained):
+      // the first reason stands, and it is reported now, not when a stuck builtin returns.
+      shared.request_stop(Stop::Disposed);
+      shared.report_stop();
     }
     // Parked runtimes are woken, so that the threads end and free them before they leave.
     let slots: Vec<Arc<Slot>> = lock(&inner.slots).values().cloned().collect();
@@ -403,7 +405,6 @@ fn spawn_thread(inner: &Arc<Inner>, started: Option<std::sync::mpsc::Sender<()>>
     set_aside: AtomicBool::new(false),
     handle: Mutex::new(None),
   });
-  lock(&inner.queue).threads += 1;
   let weak_inner = Arc::downgrade(inner);
   let me = thread.clone();
   let spawned = std::thread::Builder::new()
@@ -416,10 +417,7 @@ fn spawn_thread(inner: &Arc<Inner>, started: Option<std::sync::mpsc::Sender<()>>
       lock(&inner.threads).push(thread);
       Ok(())
     }
-    Err(e) => {
-      lock(&inner.queue).threads -= 1;
-      Err(StartError::Thread("a worker thread", e))
-    }
+    Err(e) => Err(StartError::Thread("a worker thread", e)),
   }
 }
 
@@ -569,7 +567,6 @@ fn thread_loop(me: Arc<Thread>, inner: Weak<Inner>, started: Option<std::sync::m
         return;
       }
       // A worker process keeps it, as a spare.
-      q.threads += 1;
     } else {
       q.active -= 1;
     }
@@ -594,6 +591,9 @@ fn busy(pool: &Inner, me: &Thread, deadline: Option<Instant>, shared: &Arc<Share
 fn start(pool: &Arc<Inner>, me: &Thread, engine: &mut Engine, job: Job, slot: Arc<Slot>) {
   let shared = job.shared.clone();
   if shared.stop() != Stop::Running || shared.is_completed() {
+    // Whoever stopped it may not have reported it (dispose racing a popped queue timer); a
+    // completed one is not completed again.
+    shared.report_stop();
     forget(pool, &slot);
     return;
   }
@@ -843,7 +843,6 @@ fn set_aside_stuck_threads(pool: &Arc<Inner>) {
     thread.set_aside.store(true, Ordering::Release);
     q.active -= 1;
     q.set_aside += 1;
-    q.threads -= 1;
     drop(q);
     if !pool.in_worker_process {
       // Its replacement; it is detached too when it leaves (joining could wait as long as the
@@ -1085,6 +1084,71 @@ mod tests {
       let _ = tx.send(());
     });
     assert!(rx.recv_timeout(Duration::from_secs(20)).is_ok(), "a pool thread did not leave");
+  }
+
+  /// An abort (whose report is due 40 ms later) and then `dispose` at once, while the thread is
+  /// stuck in native code: the result is the abort's, at once — not when the builtin returns.
+  #[test]
+  fn dispose_reports_a_stopped_execution_whose_thread_is_stuck() {
+    let mut bench = Bench::new(1, None);
+    let host = Arc::new(SlowHost {
+      delay: Duration::ZERO,
+      stuck: Duration::from_millis(4_000),
+      done: Mutex::new(bench.tx.clone()),
+      id: "x".into(),
+    });
+    let mut exec = ExecuteConfig::new(&bench.config);
+    exec.timeout = Duration::from_millis(10_000);
+    exec.host_get_tool = true;
+    let shared = Arc::new(Shared::new("x".into(), host, exec.timeout));
+    bench.pool.submit("getTool('x'); return 1".into(), exec, shared.clone());
+    std::thread::sleep(Duration::from_millis(200));
+    let aborted = Instant::now();
+    bench.pool.aborter().abort(&shared);
+    drop(bench.pool.dispose());
+    let (_, completed, at) = bench.rx.recv_timeout(Duration::from_secs(10)).unwrap_or_else(|_| panic!("no result"));
+    assert_eq!(code(&completed), "EXECUTION_ABORTED");
+    // Not a timing test: the builtin returns 3.8 s after the abort, and the result did not wait
+    // for it (it did, before dispose reported what its drained timers would have).
+    assert!(at < aborted + Duration::from_secs(3), "reported only when the builtin returned");
+  }
+
+  /// `dispose` while the watchdog holds an execution's queue timer it has popped and not yet
+  /// handled: the execution, never started, is still reported (`POOL_DISPOSED`).
+  #[test]
+  fn dispose_racing_a_popped_queue_timer_still_reports() {
+    use crate::sandbox::shared::{lock, Stop};
+    let mut bench = Bench::new(1, None);
+    bench.submit("blocker", "let i = 0; for (;;) i++", 2_000, 0, 0);
+    std::thread::sleep(Duration::from_millis(100));
+    bench.submit("s", "return 1", 2_000, 0, 0);
+    // What the watchdog's `pop_due` would have taken out for "s".
+    let popped: Vec<Arc<Shared>> = {
+      let mut st = lock(&bench.pool.inner.watchdog.state);
+      let all: Vec<_> = st.timers.drain().collect();
+      let mut popped = Vec::new();
+      for (timer, shared) in all {
+        if shared.id == "s" {
+          popped.push(shared);
+        } else {
+          st.timers.add(Instant::now() + Duration::from_secs(60), (timer, shared));
+        }
+      }
+      popped
+    };
+    assert_eq!(popped.len(), 1);
+    drop(bench.pool.dispose());
+    // The watchdog goes on with the popped timer, as `watchdog_loop` does.
+    for shared in &popped {
+      if !shared.is_started() && shared.request_stop(Stop::QueueTimeout) {
+        shared.report_stop();
+      }
+    }
+    let results = bench.results(2);
+    assert_eq!(
+      results.iter().map(|r| (r.0.as_str(), code(&r.1))).collect::<Vec<_>>(),
+      [("blocker", "POOL_DISPOSED".to_string()), ("s", "POOL_DISPOSED".to_string())]
+    );
   }
 
   /// Many executions parked at once move between threads as their answers come: every one ends

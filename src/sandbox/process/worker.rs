@@ -65,8 +65,10 @@ fn run() -> i32 {
   let threads = config.pool_size.clamp(1, THREADS);
   config.pool_size = threads;
   config.max_queue = usize::MAX;
+  // Never dropped: a dropped pool would let its threads exit, and a thread's exit makes system
+  // calls the filter forbids. The process ends with `_exit` instead.
   let pool = match Pool::for_worker_process(Arc::new(config)) {
-    Ok(pool) => pool,
+    Ok(pool) => std::mem::ManuallyDrop::new(pool),
     Err(error) => {
       warnings.push(error.to_string());
       return 3;
