@@ -40,7 +40,7 @@ impl Host for NullHost {
 struct Inbox(Arc<Mutex<Vec<(u64, CallResult)>>>);
 
 impl ReplySink for Inbox {
-  fn reply(&self, _key: u64, call_id: u64, result: CallResult) {
+  fn reply(&self, call_id: u64, result: CallResult) {
     if let Ok(mut v) = self.0.lock() {
       v.push((call_id, result));
     }
@@ -75,7 +75,7 @@ fuzz_target!(|data: &[u8]| {
     // The deadline every clock of the execution reads, as the pool's worker gets it.
     let Some(deadline) = shared.mark_started() else { return };
     let job = Job { script, sandbox: sandbox.clone(), exec: Arc::new(exec), shared };
-    let Ok((mut execution, mut step)) = Execution::start(engine, job, deadline, 1, inbox.clone()) else { return };
+    let Ok((mut execution, mut step)) = Execution::start(engine, job, deadline, inbox.clone()) else { return };
     let mut rounds = 0u64;
     while matches!(step, Step::Parked) && rounds < 10_000 {
       rounds += 1;

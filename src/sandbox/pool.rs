@@ -103,7 +103,7 @@ struct SlotSink {
 }
 
 impl ReplySink for SlotSink {
-  fn reply(&self, _key: u64, call_id: u64, result: CallResult) {
+  fn reply(&self, call_id: u64, result: CallResult) {
     // Either is gone only once the execution has been completed.
     if let (Some(slot), Some(pool)) = (self.slot.upgrade(), self.pool.upgrade()) {
       wake(&pool, &slot, Some((call_id, result)));
@@ -163,6 +163,8 @@ struct Inner {
   /// spares are started up front, and only the thread running an execution reports it (the host
   /// reports a stuck one itself, and then retires the process).
   in_worker_process: bool,
+  /// How many executions run at once (`poolSize`), and prepared contexts are kept at most.
+  permits: usize,
   /// At most this many threads are set aside at once; past it ready executions wait for a thread.
   max_set_aside: usize,
   warnings: Option<Arc<Mutex<Warnings>>>,
@@ -197,7 +199,7 @@ impl Pool {
     let permits = config.pool_size.max(1);
     let threads = if in_worker_process { permits + RESERVE } else { permits };
     let inner = Arc::new(Inner {
-      config: config.clone(),
+      config,
       epoch: Instant::now(),
       queue: Mutex::new(Queue {
         tasks: VecDeque::new(),
@@ -219,6 +221,7 @@ impl Pool {
       disposed: AtomicBool::new(false),
       watchdog: Watchdog::default(),
       in_worker_process,
+      permits,
       max_set_aside: if in_worker_process { RESERVE } else { permits.max(4) },
       warnings,
     });
@@ -424,8 +427,7 @@ fn spawn_thread(inner: &Arc<Inner>, started: Option<std::sync::mpsc::Sender<()>>
 /// Takes one of the `poolSize` places for a prepared context (an execution on a thread that has
 /// none makes its own).
 fn claim_spare(inner: &Inner) -> bool {
-  let permits = inner.config.pool_size.max(1);
-  inner.spares.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < permits).then_some(n + 1)).is_ok()
+  inner.spares.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < inner.permits).then_some(n + 1)).is_ok()
 }
 
 /// Prepares the next execution's context on this thread's engine, in a place `claim_spare` took.
@@ -448,7 +450,7 @@ const SPIN_MAX_PARKED: usize = 2;
 
 /// What one thread does with the next task; `None` when it must leave the pool.
 fn next_task(inner: &Inner, engine: &mut Option<Engine>, spare_failed: &mut bool) -> Option<Task> {
-  let permits = inner.config.pool_size.max(1);
+  let permits = inner.permits;
   let mut q = lock(&inner.queue);
   loop {
     // A start waits for a thread with its context ready, if one is asleep (it was signalled);
@@ -615,7 +617,7 @@ fn start(pool: &Arc<Inner>, me: &Thread, engine: &mut Engine, job: Job, slot: Ar
   }
   busy(pool, me, Some(deadline), &shared);
   let sink = SlotSink { slot: Arc::downgrade(&slot), pool: Arc::downgrade(pool) };
-  let started = catch_unwind(AssertUnwindSafe(|| Execution::start(engine, job, deadline, slot.key, sink)));
+  let started = catch_unwind(AssertUnwindSafe(|| Execution::start(engine, job, deadline, sink)));
   match started {
     Ok(Ok((execution, step))) => drive(pool, me, &slot, execution, Some(step)),
     Ok(Err(completed)) => finish(pool, &slot, *completed),
@@ -634,14 +636,15 @@ fn drive(pool: &Inner, me: &Thread, slot: &Slot, mut execution: Execution, mut s
       finish(pool, slot, completed);
       return;
     }
-    let (answers, _poke) = {
+    let answers = {
       let mut st = lock(&slot.st);
       if st.inbox.is_empty() && !st.poke {
         st.execution = Some(Movable(execution));
         st.scheduled = false;
         return;
       }
-      (std::mem::take(&mut st.inbox), std::mem::take(&mut st.poke))
+      st.poke = false;
+      std::mem::take(&mut st.inbox)
     };
     busy(pool, me, execution.deadline(), &slot.shared);
     let slice = catch_unwind(AssertUnwindSafe(|| {
@@ -933,7 +936,9 @@ mod tests {
       Self { pool, config, tx, rx }
     }
 
-    fn submit(&self, id: &str, script: &str, timeout_ms: u64, delay_ms: u64, stuck_ms: u64) {
+    /// Submits `script`; its host answers tool calls after `delay_ms` and blocks in `getTool` for
+    /// `stuck_ms`. Returns the execution's shared state (to abort it).
+    fn submit(&self, id: &str, script: &str, timeout_ms: u64, delay_ms: u64, stuck_ms: u64) -> Arc<Shared> {
       let host = Arc::new(SlowHost {
         delay: Duration::from_millis(delay_ms),
         stuck: Duration::from_millis(stuck_ms),
@@ -944,7 +949,8 @@ mod tests {
       exec.timeout = Duration::from_millis(timeout_ms);
       exec.host_get_tool = stuck_ms > 0;
       let shared = Arc::new(Shared::new(id.into(), host, exec.timeout));
-      self.pool.submit(script.into(), exec, shared);
+      self.pool.submit(script.into(), exec, shared.clone());
+      shared
     }
 
     /// The next `n` results, by id.
@@ -1091,17 +1097,7 @@ mod tests {
   #[test]
   fn dispose_reports_a_stopped_execution_whose_thread_is_stuck() {
     let mut bench = Bench::new(1, None);
-    let host = Arc::new(SlowHost {
-      delay: Duration::ZERO,
-      stuck: Duration::from_millis(4_000),
-      done: Mutex::new(bench.tx.clone()),
-      id: "x".into(),
-    });
-    let mut exec = ExecuteConfig::new(&bench.config);
-    exec.timeout = Duration::from_millis(10_000);
-    exec.host_get_tool = true;
-    let shared = Arc::new(Shared::new("x".into(), host, exec.timeout));
-    bench.pool.submit("getTool('x'); return 1".into(), exec, shared.clone());
+    let shared = bench.submit("x", "getTool('x'); return 1", 10_000, 0, 4_000);
     std::thread::sleep(Duration::from_millis(200));
     let aborted = Instant::now();
     bench.pool.aborter().abort(&shared);

@@ -43,20 +43,19 @@ pub enum Step {
   Parked,
 }
 
-/// Sends a host call's answer back to the worker that owns the execution.
+/// Sends a host call's answer back to the execution (each execution has its own sink).
 pub trait ReplySink: Clone + Send + 'static {
-  fn reply(&self, key: u64, call_id: u64, result: CallResult);
+  fn reply(&self, call_id: u64, result: CallResult);
 }
 
 struct SinkReply<S: ReplySink> {
   sink: S,
-  key: u64,
   call_id: u64,
 }
 
 impl<S: ReplySink> Reply for SinkReply<S> {
   fn send(self: Box<Self>, result: CallResult) {
-    self.sink.reply(self.key, self.call_id, result);
+    self.sink.reply(self.call_id, result);
   }
 }
 
@@ -129,7 +128,6 @@ impl Execution {
     engine: &mut Engine,
     job: Job,
     deadline: Instant,
-    key: u64,
     sink: S,
   ) -> Result<(Execution, Step), Box<Completed>> {
     let started = Instant::now();
@@ -187,7 +185,7 @@ impl Execution {
       shared: shared.clone(),
       sandbox: sandbox.clone(),
       exec: exec.clone(),
-      send_call: Box::new(move |call_id| Box::new(SinkReply { sink: sink.clone(), key, call_id })),
+      send_call: Box::new(move |call_id| Box::new(SinkReply { sink: sink.clone(), call_id })),
       tool_calls: 0,
       next_call: 0,
       pending: HashMap::new(),
