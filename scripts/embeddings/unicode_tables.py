@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes src/search/embed/unicode.rs: the Unicode facts the runtime BERT tokenizer
-(src/search/embed.rs, the Rust port of evaluate.py's `basic_tokenize`) needs, taken from Python's
+"""Writes src/search/model/unicode.rs: the Unicode facts the runtime BERT tokenizer
+(src/search/model/tokenizer.rs, the Rust port of evaluate.py's `basic_tokenize`) needs, taken from Python's
 `unicodedata` so the two tokenizers agree character for character.
 
-    /tmp/emb-venv/bin/python scripts/embeddings/unicode_tables.py src/search/embed/unicode.rs
+    /tmp/emb-venv/bin/python scripts/embeddings/unicode_tables.py src/search/model/unicode.rs
 
 - CLASSES: sorted, non-overlapping code point ranges of the classes evaluate.py tests:
   Drop (U+0000, U+FFFD, category C* except \\t \\n \\r), Space (str.isspace), Mark (category Mn,
@@ -55,7 +55,7 @@ def main() -> None:
         f"(Unicode {u.unidata_version}); do not edit.",
         "//! The character classes and accent-free canonical decompositions of the BERT tokenizer.",
         "",
-        "/// What the tokenizer does with a character (see `embed.rs`).",
+        "/// What the tokenizer does with a character (see `tokenizer.rs`).",
         "#[derive(Clone, Copy, Debug, PartialEq, Eq)]",
         "pub enum Class {",
         "  /// Removed (NUL, U+FFFD, control, format, unassigned, private use, surrogate).",

@@ -181,7 +181,7 @@ impl CodeCall {
     let semantic = o.index.semantic;
     let engine = Engine::new(o).map_err(|e| napi::Error::from_reason(e.to_string()))?;
     if semantic {
-      crate::search::warn_without_table(&env);
+      crate::search::warn_without_model(&env);
     }
     let sandbox = Sandbox::from_config(&env, config)?;
     let helper_factory: Function<Unknown, Unknown> = env.run_script(ENGINE_JS)?;
@@ -322,6 +322,14 @@ impl CodeCall {
   ) -> napi::Result<Unknown<'env>> {
     let r = self.handle_inner(env, name, input, host);
     self.rejecting(env, r)
+  }
+
+  /// Resolves once every indexed tool has its sentence-model vector (`ToolIndex.ready()`, spec §4).
+  /// `search` never waits for it: until then it ranks lexically. Never rejects.
+  #[napi(ts_return_type = "Promise<void>")]
+  pub fn ready<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+    let engine = self.engine_mut()?;
+    crate::search::ready_promise(env, |waiter| engine.when_ready(waiter))
   }
 
   /// Ends running executions with `POOL_DISPOSED` and stops the engine's sandbox threads. Later

@@ -132,6 +132,11 @@ impl Engine {
     self.index.len()
   }
 
+  /// Calls `waiter` once every indexed tool has its vector (`ToolIndex::when_ready`).
+  pub fn when_ready(&self, waiter: crate::search::Waiter) {
+    self.index.when_ready(waiter);
+  }
+
   /// Replaces every tool. Returns whether `list_tools` or the index changed.
   ///
   /// Scripts read the callable set from other threads while this runs (a worker's `getTool`, a

@@ -9,7 +9,7 @@ use napi::{
 use napi_derive::napi;
 use serde_json::{Map, Value};
 
-use super::{embed, index::ToolIndex as Core, tool, IndexError, IndexOptions, SearchOptions, Tool};
+use super::{index::ToolIndex as Core, model, tool, IndexError, IndexOptions, SearchOptions, Tool};
 use crate::common::args::{self, array_arg, object_arg, present};
 use crate::common::InvalidArgument;
 
@@ -33,11 +33,12 @@ pub struct ToolIndexOptions {
   /// below exact words. Words shorter than 5 characters are not corrected.
   /// @default true
   pub fuzzy: Option<bool>,
-  /// Blend in semantic similarity from static word embeddings (distilled from all-MiniLM-L6-v2,
-  /// compiled in; no model runs), so paraphrases that share few words with a tool still rank it.
-  /// A tool the words do not match is found only on a strong similarity; unrelated queries still
-  /// return `[]`. Also embedded: a tool's `title` (or `annotations.title`) and its input
-  /// properties' descriptions. `null` means the default.
+  /// Fuse in a sentence model's similarity of query and tool (all-MiniLM-L6-v2, int8, run by the
+  /// addon on the CPU; no network, GPU or Python), so a paraphrase that shares no word with a tool
+  /// still finds it. Embedded per tool: its server (`appId`), name words, `title` (or
+  /// `annotations.title`), description and input property names. Tools are embedded on background
+  /// threads: until every tool has its vector (`ready()`), search is lexical. A query unrelated to
+  /// every tool still returns `[]`. `null` means the default.
   /// @default true
   pub semantic: Option<Either<bool, Null>>,
 }
@@ -73,8 +74,8 @@ pub struct SearchHit {
 }
 
 /// A searchable set of tools: BM25 on tantivy over names, descriptions, tags, input property names
-/// and examples, with stemming, synonyms and typo tolerance (`api.md` §4), blended with static
-/// sentence embeddings.
+/// and examples, with stemming, synonyms and typo tolerance (`api.md` §4), fused with a sentence
+/// model's similarity.
 #[napi]
 pub struct ToolIndex {
   core: Core,
@@ -100,7 +101,7 @@ impl ToolIndex {
     })
     .map_err(engine_error)?;
     if semantic {
-      warn_without_table(&env);
+      warn_without_model(&env);
     }
     Ok(Self { core, semantic })
   }
@@ -114,7 +115,19 @@ impl ToolIndex {
     for (i, item) in items.iter().enumerate() {
       batch.push(read_tool(&env, item, &format!("tools[{i}]"), self.semantic)?);
     }
-    self.core.upsert(batch).map_err(engine_error)
+    self.core.upsert(batch).map_err(engine_error)?;
+    if self.semantic {
+      warn_without_model(&env);
+    }
+    Ok(())
+  }
+
+  /// Resolves once every tool upserted so far has its sentence-model vector (at once with
+  /// `semantic: false`, without a model, or when they all have one). `search` never waits for it:
+  /// until then it ranks lexically. Never rejects.
+  #[napi(ts_return_type = "Promise<void>")]
+  pub fn ready<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+    ready_promise(env, |waiter| self.core.when_ready(waiter))
   }
 
   /// Removes tools by name; unknown names are ignored.
@@ -303,15 +316,29 @@ fn lenient_string(env: &Env, object: &Object, key: &str) -> napi::Result<Option<
   }
 }
 
+/// A promise that `when_ready` resolves (on a background thread, or at once).
+pub(crate) fn ready_promise<'env>(
+  env: &'env Env,
+  when_ready: impl FnOnce(crate::search::Waiter),
+) -> napi::Result<Object<'env>> {
+  let (deferred, promise) = env.create_deferred::<(), fn(Env) -> napi::Result<()>>()?;
+  when_ready(Box::new(move || deferred.resolve(|_| Ok(()))));
+  Ok(promise)
+}
+
 /// The code of the warning below.
-const NO_TABLE_WARNING: &str = "CODECALL_NO_EMBEDDINGS";
+const NO_MODEL_WARNING: &str = "CODECALL_NO_EMBEDDINGS";
 
 /// Says once per process, as a Node warning (`process.emitWarning`, code
-/// `CODECALL_NO_EMBEDDINGS`), that the semantic signal is off because there is no embedding
-/// table; search still works, lexically. Called where an index with the signal on is made.
-pub(crate) fn warn_without_table(env: &Env) {
+/// `CODECALL_NO_EMBEDDINGS`), that the semantic signal is off because there is no usable model
+/// file; search still works, lexically. Called where an index with the signal on is made (a
+/// missing file is known at once) and after `upsert` (a damaged file is known once it was read).
+pub(crate) fn warn_without_model(env: &Env) {
   static WARNED: AtomicBool = AtomicBool::new(false);
-  let Err(why) = embed::table_status() else { return };
+  if WARNED.load(Ordering::Relaxed) {
+    return;
+  }
+  let Some(why) = model::known_problem() else { return };
   if WARNED.swap(true, Ordering::Relaxed) {
     return;
   }
@@ -319,7 +346,7 @@ pub(crate) fn warn_without_table(env: &Env) {
   let emit = || -> napi::Result<()> {
     let process: Object = env.get_global()?.get_named_property("process")?;
     let emit_warning: Function<FnArgs<(String, &str, &str)>, Unknown> = process.get_named_property("emitWarning")?;
-    emit_warning.apply(process, FnArgs::from((message.clone(), "Warning", NO_TABLE_WARNING)))?;
+    emit_warning.apply(process, FnArgs::from((message.clone(), "Warning", NO_MODEL_WARNING)))?;
     Ok(())
   };
   // A warning that cannot be emitted (no `process`) is not worth failing the constructor over.

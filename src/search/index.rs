@@ -6,10 +6,13 @@
 //! tantivy's BM25 over the weighted fields (`score::FIELD_WEIGHT`), with synonym and typo forms as
 //! lower-boosted term clauses; the best candidates are then scored by `score::score`.
 //!
-//! With the semantic signal on, every tool's static embedding is computed at `upsert`
-//! (`semantic.rs`); a search embeds the query once, blends each lexical candidate's score with its
-//! cosine and adds the tools the lexical side missed whose cosine reaches `score::SEMANTIC_THRESHOLD`
-//! (`score::fuse`).
+//! With the semantic signal on, `upsert` queues each tool's text (`semantic::tool_text`) for the
+//! sentence model's background threads (`model::pool`) and returns; a search picks up the vectors
+//! done since. While any tool still waits for its vector, every tool ranks lexically (no mix of
+//! fused and lexical scores); after that a search embeds the query once (a few milliseconds),
+//! fuses each lexical candidate's score with its cosine and adds the tools the lexical side missed
+//! whose cosine reaches `score::DENSE_FLOOR` (`score::fuse`) — unless the query's best cosine is
+//! below `score::DENSE_GATE` (unrelated to every tool: lexical alone).
 
 use std::collections::{HashMap, HashSet};
 
@@ -25,8 +28,10 @@ use tantivy::{
 
 use super::{
   analysis::{self, name_key, stem, StemCache},
-  embed,
-  score::{self, Field, FieldTerms, Form, QueryTerm, StemId, FIELDS, FIELD_WEIGHT, SEMANTIC_THRESHOLD, SYNONYM, TYPO},
+  model::{self, pool::Pending, Model},
+  score::{
+    self, Field, FieldTerms, Form, QueryTerm, StemId, DENSE_FLOOR, DENSE_GATE, FIELDS, FIELD_WEIGHT, SYNONYM, TYPO,
+  },
   semantic::{self, Vectors},
   synonyms, typo, Tool,
 };
@@ -52,7 +57,7 @@ pub struct IndexOptions {
   pub synonyms: bool,
   /// Correct query words the index does not know to indexed words one edit away.
   pub fuzzy: bool,
-  /// Blend in the static-embedding similarity of query and tool (`score::fuse`).
+  /// Fuse in the sentence model's similarity of query and tool (`score::fuse`).
   pub semantic: bool,
 }
 
@@ -140,8 +145,10 @@ pub struct ToolIndex {
   stem_cache: StemCache,
   /// Per surface word: how many tools have it.
   vocabulary: HashMap<String, u32>,
-  /// The tools' static embeddings (semantic signal on, and a usable table).
+  /// The tools' sentence-model vectors (semantic signal on, and a usable model).
   vectors: Vectors,
+  /// The tools whose vectors are being computed, and the vectors done but not yet in `vectors`.
+  pending: Pending,
   uncommitted: bool,
 }
 
@@ -164,6 +171,9 @@ impl ToolIndex {
     let writer =
       index.writer_with_options(IndexWriterOptions::builder().num_worker_threads(1).num_merge_threads(1).build())?;
     let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+    if options.semantic {
+      model::warm();
+    }
     Ok(Self {
       options,
       writer,
@@ -178,6 +188,7 @@ impl ToolIndex {
       stem_cache: StemCache::default(),
       vocabulary: HashMap::new(),
       vectors: Vectors::default(),
+      pending: Pending::default(),
       uncommitted: false,
     })
   }
@@ -191,26 +202,45 @@ impl ToolIndex {
     self.entries.is_empty()
   }
 
-  /// The embedding table when the semantic signal is on (parsed on first use; `None` if unusable).
-  fn table(&self) -> Option<&'static embed::Table> {
+  /// The sentence model when the semantic signal is on (read on first use; `None` if unusable).
+  fn model(&self) -> Option<&'static Model> {
     if self.options.semantic {
-      embed::table()
+      model::model()
     } else {
       None
     }
   }
 
+  /// Whether every tool upserted so far has its vector (or never will: semantic signal off, no
+  /// model). Until then, search is lexical.
+  pub fn is_ready(&self) -> bool {
+    self.pending.is_idle()
+  }
+
+  /// Calls `waiter` once every tool upserted before this call has its vector (at once if they
+  /// have; from a background thread otherwise).
+  pub fn when_ready(&self, waiter: model::pool::Waiter) {
+    self.pending.when_ready(self.next_id, waiter);
+  }
+
+  /// Blocks until every tool upserted so far has its vector.
+  pub fn wait_ready(&self) {
+    self.pending.wait_ready();
+  }
+
   /// Adds tools, replacing any indexed tool of the same name (the last of repeated names wins).
+  /// Their vectors are computed in the background (`ready`).
   pub fn upsert(&mut self, tools: Vec<Tool>) -> Result<(), IndexError> {
-    let table = self.table();
+    let model = self.model();
+    let mut jobs = Vec::new();
     for tool in tools {
       if let Some(old) = self.ids.remove(&tool.name) {
         self.forget(old);
       }
       let id = self.next_id;
       self.next_id += 1;
-      if let Some(vector) = table.and_then(|t| semantic::tool_vector(t, &tool)) {
-        self.vectors.insert(id, &vector);
+      if model.is_some() {
+        jobs.push((id, semantic::tool_text(&tool)));
       }
       let (mut entry, texts) = analyze(tool, &mut self.stem_cache);
       self.writer.add_document(self.document(id, &entry, texts))?;
@@ -244,6 +274,13 @@ impl ToolIndex {
       self.entries.insert(id, entry);
       self.uncommitted = true;
     }
+    if let Some(model) = model {
+      // A repeated name: only the last one's job is still wanted.
+      jobs.retain(|(id, _)| self.entries.contains_key(id));
+      for (id, vector) in self.pending.submit(model, jobs) {
+        self.vectors.insert(id, &vector);
+      }
+    }
     Ok(())
   }
 
@@ -265,6 +302,7 @@ impl ToolIndex {
     self.total_lengths = [0; 6];
     self.vocabulary.clear();
     self.vectors.clear();
+    self.pending.cancel_all();
     self.uncommitted = true;
     Ok(())
   }
@@ -279,10 +317,30 @@ impl ToolIndex {
     let whole = name_key(&query);
     let terms = self.query_terms(&query);
     let lexical = if terms.is_empty() { Vec::new() } else { self.lexical(&whole, &terms, options)? };
-    let vector = if self.vectors.is_empty() { None } else { self.table().and_then(|t| t.embed(&query)) };
+    for (id, vector) in self.pending.take_done() {
+      if self.entries.contains_key(&id) {
+        self.vectors.insert(id, &vector);
+      }
+    }
+    // The dense part: once every tool has its vector, for a query with a content word the model
+    // knows whole (fragments and filler pool to noise that can land near some tool: "xyzzy
+    // plugh", "the of and").
+    let model = self.model().filter(|m| {
+      !self.vectors.is_empty() && self.pending.is_idle() && m.vocab.has_content_word(&query, analysis::is_stop_word)
+    });
+    let vector = model.map(|m| m.embed(&query));
+    // Every tool near the query that passes the filters, best first.
+    let mut near: Vec<(u64, f32)> = Vec::new();
+    if let Some(vector) = &vector {
+      self.vectors.at_least(vector, DENSE_FLOOR, |id, cos| near.push((id, cos)));
+      near.retain(|(id, _)| self.entries.get(id).is_some_and(|e| passes_filters(&e.tool, options)));
+      near.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    }
+    // The gate: a query no tool comes near is unrelated to them all (scored lexically alone).
+    let dense_on = near.first().is_some_and(|&(_, best)| best >= DENSE_GATE);
 
     let mut hits: Vec<(f64, &Entry)> = Vec::with_capacity(lexical.len());
-    match vector {
+    match vector.filter(|_| dense_on) {
       None => {
         for (id, lex) in lexical {
           if let Some(entry) = self.entries.get(&id) {
@@ -297,30 +355,22 @@ impl ToolIndex {
           found.insert(id);
           hits.push((score::fuse(lex, self.vectors.cosine(id, &vector)), entry));
         }
-        // Tools the lexical side missed: only on a strong semantic match, through the filters, and
-        // only for a query with a content word the table knows whole (fragments and filler pool
-        // to noise that can land near some tool: "xyzzy plugh", "the of and").
-        if self.table().is_some_and(|t| t.has_content_word(&query, analysis::is_stop_word)) {
-          // Static vectors sit close together, so thousands of tools can reach the threshold; only
-          // the best `top_k` of them (and any tied with the last) can make the result, since a
-          // semantic-only score grows with the cosine alone. The scan only collects; tools are
-          // looked up, best first, until that many passed.
-          let mut near: Vec<(u64, f32)> = Vec::new();
-          self.vectors.at_least(&vector, SEMANTIC_THRESHOLD, |id, cos| near.push((id, cos)));
-          near.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
-          let (mut taken, mut last) = (0usize, f32::NAN);
-          for (id, cos) in near {
-            if taken >= options.top_k && cos < last {
-              break;
-            }
-            if found.contains(&id) {
-              continue;
-            }
-            if let Some(entry) = self.entries.get(&id).filter(|e| passes_filters(&e.tool, options)) {
-              hits.push((score::fuse(0.0, Some(cos)), entry));
-              taken += 1;
-              last = cos;
-            }
+        // Tools the lexical side missed: the nearest ones. A dense-only score grows with the
+        // cosine alone, so only the best `max(top_k, MIN_CANDIDATES)` (and any tied with the last)
+        // can make the result.
+        let want = options.top_k.max(MIN_CANDIDATES);
+        let (mut taken, mut last) = (0usize, f32::NAN);
+        for (id, cos) in near {
+          if taken >= want && cos < last {
+            break;
+          }
+          if found.contains(&id) {
+            continue;
+          }
+          if let Some(entry) = self.entries.get(&id) {
+            hits.push((score::fuse(0.0, Some(cos)), entry));
+            taken += 1;
+            last = cos;
           }
         }
       }
@@ -494,6 +544,7 @@ impl ToolIndex {
   fn forget(&mut self, id: u64) {
     self.writer.delete_term(Term::from_field_u64(self.fields.id, id));
     self.vectors.remove(id);
+    self.pending.cancel(&[id]);
     if let Some(entry) = self.entries.remove(&id) {
       for (total, len) in self.total_lengths.iter_mut().zip(entry.lengths) {
         *total = total.saturating_sub(u64::from(len));

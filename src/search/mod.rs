@@ -1,12 +1,12 @@
-//! The search layer (`api.md` §4): `ToolIndex`, BM25 tool search on tantivy in RAM, blended with
-//! static sentence embeddings (no model at run time).
+//! The search layer (`api.md` §4): `ToolIndex`, BM25 tool search on tantivy in RAM, fused with a
+//! sentence model (all-MiniLM-L6-v2, int8) that the addon runs itself.
 //!
 //! | file          | owns                                                                    |
 //! |---------------|-------------------------------------------------------------------------|
 //! | `analysis.rs` | words from names (`: _ - .`, camelCase) and prose; stop words; stemming  |
 //! | `synonyms.rs` | the curated synonym table                                                |
 //! | `typo.rs`     | corrections one edit away, for words the index does not know             |
-//! | `embed.rs`    | the static embedding table (distilled MiniLM), BERT tokenizer, pooling   |
+//! | `model/`      | the sentence model: its file, tokenizer, forward pass, background pool   |
 //! | `semantic.rs` | a tool's embedded text; the tool vectors                                 |
 //! | `tool.rs`     | a tool's searchable parts; property names from JSON Schema; example text |
 //! | `score.rs`    | the one score formula, in [0, 1], and its fusion with the embedding      |
@@ -19,8 +19,8 @@ mod analysis;
 // The napi surface: napi registers its class (a test build does not, hence the allow).
 #[cfg_attr(test, allow(dead_code))]
 mod binding;
-mod embed;
 mod index;
+mod model;
 mod score;
 mod semantic;
 mod synonyms;
@@ -31,7 +31,8 @@ mod typo;
 pub use index::{Hit, IndexError, IndexOptions, SearchOptions, ToolIndex, DEFAULT_TOP_K};
 pub use tool::{property_descriptions, property_names, Tool};
 // For the engine layer's binding, which makes an index of its own.
-pub(crate) use binding::warn_without_table;
+pub(crate) use binding::{ready_promise, warn_without_model};
+pub use model::pool::Waiter;
 
 #[cfg(test)]
 mod tests;

@@ -21,15 +21,16 @@
 //! when the query is the tool's name (ignoring case and `_ - . /`, with or without the app prefix
 //! before `:`). Only an exact name reaches 1; anything else is at most 0.9999. Equal scores are ordered by name.
 //!
-//! With the semantic signal on (the default), that lexical score `lex` is blended with the cosine
-//! `cos` of the query's and the tool's static embeddings (`embed.rs`):
-//! `fused = (1 − a)·lex + a·max(0, (cos − τ)/(1 − τ))` with `a` = [`SEMANTIC_WEIGHT`] and
-//! `τ` = [`SEMANTIC_THRESHOLD`], rounded to 4 decimals, at most 0.9999 (an exact name stays 1). A
-//! tool the lexical side did not find is a candidate only if `cos ≥ τ`, so a query unrelated to
-//! every tool still finds nothing. `a` and `τ` were chosen on the benchmark's tune half
-//! (`scripts/embeddings/FINDINGS.md` §5): `τ` is the lowest value at which none of 12 unrelated
-//! queries gains a hit; the embedding mostly reorders close lexical scores and adds a few strong
-//! semantic candidates.
+//! With the semantic signal on (the default), that lexical score `lex` is fused with the cosine
+//! `cos` of the query's and the tool's sentence-model vectors (`model/`):
+//! `fused = (1 − w)·lex + w·clamp((cos − τ)/(κ − τ), 0, 1)` with `w` = [`DENSE_WEIGHT`], `τ` =
+//! [`DENSE_FLOOR`], `κ` = [`DENSE_FULL`], rounded to 4 decimals, at most 0.9999 (an exact name stays
+//! 1). The constants are fixed, so a score means the same for every query. The dense part
+//! dominates; the lexical score breaks its ties and keeps exact names first. A tool the lexical
+//! side did not find is a candidate only if `cos ≥ τ`; and a query whose best cosine over all tools
+//! is below the gate `γ` = [`DENSE_GATE`] is unrelated to them and scored lexically alone, so it
+//! still finds nothing. The constants were chosen on the benchmark's tune half
+//! (`scripts/embeddings/FUSION.md`).
 
 /// The searchable fields, in the order of the per-field arrays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,10 +128,23 @@ pub fn score(terms: &[QueryTerm], tool: &FieldTerms, norms: &[f32; 6], bm25: f32
   round(coverage * (0.80 + 0.15 * precision + 0.05 * bm25)).min(BELOW_EXACT)
 }
 
-/// The weight `a` of the semantic term in the fused score.
-pub const SEMANTIC_WEIGHT: f64 = 0.035;
-/// The cosine `τ` below which the embedding adds nothing (and cannot bring in a tool by itself).
-pub const SEMANTIC_THRESHOLD: f32 = 0.50;
+/// The weight `w` of the dense part in the fused score.
+pub const DENSE_WEIGHT: f64 = 0.8;
+/// The cosine `τ` at which the dense part starts (and below which the model alone cannot bring in
+/// a tool).
+pub const DENSE_FLOOR: f32 = 0.20;
+/// The cosine `κ` at which the dense part is full.
+pub const DENSE_FULL: f32 = 0.65;
+/// The gate `γ`: a query whose best cosine over the tools is below it is unrelated to all of them,
+/// and is scored lexically alone.
+pub const DENSE_GATE: f32 = 0.32;
+
+/// The dense part of a tool's score: its cosine with the query, mapped to [0, 1] between
+/// [`DENSE_FLOOR`] and [`DENSE_FULL`].
+pub fn dense(cos: f32) -> f64 {
+  let (floor, full) = (f64::from(DENSE_FLOOR), f64::from(DENSE_FULL));
+  ((f64::from(cos) - floor) / (full - floor)).clamp(0.0, 1.0)
+}
 
 /// The fused score of a tool: `lex` its lexical score (0 if the lexical side did not find it; 1,
 /// an exact name, stays 1), `cos` its cosine with the query (`None`: no vector).
@@ -139,9 +153,8 @@ pub fn fuse(lex: f64, cos: Option<f32>) -> f64 {
     // Only the tool's own name scores 1 lexically (`score` stays below it): it stays 1.
     return 1.0;
   }
-  let tau = f64::from(SEMANTIC_THRESHOLD);
-  let semantic = cos.map_or(0.0, |c| ((f64::from(c) - tau) / (1.0 - tau)).max(0.0));
-  round((1.0 - SEMANTIC_WEIGHT) * lex + SEMANTIC_WEIGHT * semantic).min(BELOW_EXACT)
+  let dense = cos.map_or(0.0, dense);
+  round((1.0 - DENSE_WEIGHT) * lex + DENSE_WEIGHT * dense).min(BELOW_EXACT)
 }
 
 /// The highest score of a tool that is not an exact name match.
@@ -202,14 +215,16 @@ mod tests {
   #[test]
   fn fusion_stays_in_bounds_and_is_monotone() {
     assert_eq!(fuse(0.0, None), 0.0);
-    assert_eq!(fuse(0.0, Some(SEMANTIC_THRESHOLD)), 0.0);
-    assert_eq!(fuse(0.0, Some(0.2)), 0.0);
-    assert_eq!(fuse(0.5, Some(-1.0)), round(0.5 * (1.0 - SEMANTIC_WEIGHT)));
+    assert_eq!(fuse(0.0, Some(DENSE_FLOOR)), 0.0);
+    assert_eq!(fuse(0.0, Some(-0.5)), 0.0);
+    assert_eq!(fuse(0.5, Some(-1.0)), round(0.5 * (1.0 - DENSE_WEIGHT)));
     assert_eq!(fuse(0.9999, Some(1.0)), BELOW_EXACT);
     assert_eq!(fuse(1.0, Some(-1.0)), 1.0);
-    assert_eq!(fuse(0.0, Some(1.0)), round(SEMANTIC_WEIGHT));
-    assert!(fuse(0.4, Some(0.8)) > fuse(0.4, Some(0.6)) && fuse(0.4, Some(0.6)) > fuse(0.4, None));
+    assert_eq!(fuse(0.0, Some(1.0)), round(DENSE_WEIGHT));
+    assert_eq!(fuse(0.0, Some(DENSE_FULL)), fuse(0.0, Some(0.99)));
+    assert!(fuse(0.4, Some(0.5)) > fuse(0.4, Some(0.3)) && fuse(0.4, Some(0.3)) > fuse(0.4, None));
     assert!(fuse(0.41, None) > fuse(0.4, None));
+    assert!(DENSE_FLOOR < DENSE_GATE && DENSE_GATE < DENSE_FULL);
   }
 
   #[test]

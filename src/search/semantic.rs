@@ -5,31 +5,18 @@
 
 use std::collections::HashMap;
 
-use super::{analysis, embed, Tool};
+use super::{analysis, model::dot, Tool};
 
-/// At most this many characters of a tool are embedded (all parts together).
-pub const MAX_TOOL_TEXT_CHARS: usize = 32 * 1024;
+/// At most this many characters of a tool are embedded (the model reads about 128 tokens of them).
+pub const MAX_TOOL_TEXT_CHARS: usize = 4 * 1024;
 
-/// The text of a tool that is embedded, the same parts in the same way as
-/// `scripts/embeddings/evaluate.py` (where the fusion was tuned): the name split into words (by the
-/// index's own splitting; without an `app:` prefix, which names the server, not what the tool
-/// does, as the tuned texts had it), the title, the description, and the input properties' names
-/// (split the same way) and descriptions, joined with `" . "`. Empty parts are left out.
+/// The text of a tool that is embedded, most telling part first (the model reads only the first
+/// [`super::model::TOKEN_CAP`] tokens): `"<server>: <name words>. <title>. <description>"` — the
+/// server is the tool's `appId` (else the prefix before `:` in its name), so "store in memory"
+/// finds the memory server's tools; the name is split into words by the index's own splitting
+/// (`createIssue` → `create issue`). The input properties' names follow. Empty parts are left out.
+/// The format was chosen on the benchmark (`scripts/embeddings/FUSION.md`).
 pub fn tool_text(tool: &Tool) -> String {
-  let mut text = String::new();
-  let mut budget = MAX_TOOL_TEXT_CHARS;
-  let mut push = |text: &mut String, part: &str| {
-    let part = part.trim();
-    if part.is_empty() || budget == 0 {
-      return;
-    }
-    if !text.is_empty() {
-      text.push_str(" . ");
-    }
-    let cut = part.char_indices().nth(budget).map_or(part.len(), |(i, _)| i);
-    budget = budget.saturating_sub(part[..cut].chars().count());
-    text.push_str(&part[..cut]);
-  };
   let split = |identifier: &str| {
     let mut words = String::new();
     analysis::for_each_word(identifier, usize::MAX, |w| {
@@ -40,27 +27,47 @@ pub fn tool_text(tool: &Tool) -> String {
     });
     words
   };
-  let local = tool.name.rsplit_once(':').map_or(tool.name.as_str(), |(_, local)| local);
-  push(&mut text, &split(if local.trim().is_empty() { &tool.name } else { local }));
+  let (prefix, local) = match tool.name.rsplit_once(':') {
+    Some((prefix, local)) if !local.trim().is_empty() => (Some(prefix), local),
+    _ => (None, tool.name.as_str()),
+  };
+  let server = tool.app_id.as_deref().or(prefix).map(str::trim).filter(|s| !s.is_empty());
+  let mut text = String::new();
+  if let Some(server) = server {
+    text.push_str(server);
+    text.push_str(": ");
+  }
+  text.push_str(&split(local));
+  let mut parts: Vec<&str> = Vec::new();
   if let Some(title) = &tool.title {
-    push(&mut text, title);
+    parts.push(title);
   }
   if let Some(description) = &tool.description {
-    push(&mut text, description);
+    parts.push(description);
   }
-  for property in &tool.properties {
-    push(&mut text, &split(property));
+  let properties: Vec<String> = tool.properties.iter().map(|p| split(p)).filter(|p| !p.is_empty()).collect();
+  let properties = properties.join(", ");
+  if INCLUDE_PROPERTIES {
+    parts.push(&properties);
   }
-  for description in &tool.property_descriptions {
-    push(&mut text, description);
+  for part in parts {
+    let part = part.trim();
+    if part.is_empty() {
+      continue;
+    }
+    text.push_str(". ");
+    text.push_str(part);
+    if text.len() >= MAX_TOOL_TEXT_CHARS {
+      break;
+    }
   }
+  let cut = text.char_indices().nth(MAX_TOOL_TEXT_CHARS).map_or(text.len(), |(i, _)| i);
+  text.truncate(cut);
   text
 }
 
-/// The unit vector of a tool (`None`: no known token, or no table).
-pub fn tool_vector(table: &embed::Table, tool: &Tool) -> Option<Vec<f32>> {
-  table.embed(&tool_text(tool))
-}
+/// Whether the input properties' names are part of the embedded text.
+const INCLUDE_PROPERTIES: bool = true;
 
 /// The tool vectors, by tool id: rows of one matrix.
 #[derive(Default)]
@@ -118,7 +125,7 @@ impl Vectors {
   /// The cosine of `query` (a unit vector) with tool `id`'s vector.
   pub fn cosine(&self, id: u64, query: &[f32]) -> Option<f32> {
     let slot = *self.slots.get(&id)?;
-    self.data.get(slot * self.dims..(slot + 1) * self.dims).map(|row| embed::dot(row, query))
+    self.data.get(slot * self.dims..(slot + 1) * self.dims).map(|row| dot(row, query))
   }
 
   /// Calls `each(id, cosine)` for every tool whose cosine with `query` is at least `threshold`.
@@ -127,7 +134,7 @@ impl Vectors {
       return;
     }
     for (row, &id) in self.data.chunks_exact(self.dims).zip(&self.ids) {
-      let cos = embed::dot(row, query);
+      let cos = dot(row, query);
       if cos >= threshold {
         each(id, cos);
       }
@@ -141,7 +148,7 @@ mod tests {
   use super::*;
 
   #[test]
-  fn tool_text_has_the_parts_evaluate_py_reads() {
+  fn tool_text_starts_with_the_server_and_the_name_words() {
     let tool = Tool {
       name: "github:createIssue".into(),
       title: Some("Create issue".into()),
@@ -150,9 +157,13 @@ mod tests {
       property_descriptions: vec!["The repository".into(), " ".into()],
       ..Tool::default()
     };
-    assert_eq!(tool_text(&tool), "create issue . Create issue . Open a new issue . repo name . body . The repository");
+    assert_eq!(tool_text(&tool), "github: create issue. Create issue. Open a new issue. repo name, body");
+    let with_app = Tool { app_id: Some("gh".into()), ..tool };
+    assert!(tool_text(&with_app).starts_with("gh: create issue. "));
+    let bare = Tool { name: "search".into(), ..Tool::default() };
+    assert_eq!(tool_text(&bare), "search");
     let huge = Tool { name: "x".into(), description: Some("word ".repeat(20_000)), ..Tool::default() };
-    assert_eq!(tool_text(&huge).chars().count(), "x . ".len() + MAX_TOOL_TEXT_CHARS - 1);
+    assert_eq!(tool_text(&huge).chars().count(), MAX_TOOL_TEXT_CHARS);
   }
 
   #[test]

@@ -7,9 +7,11 @@ fn tool(name: &str, app: &str, description: &str) -> Tool {
   Tool { name: name.into(), app_id: Some(app.into()), description: Some(description.into()), ..Tool::default() }
 }
 
+/// An index with the sentence model, every vector computed.
 fn index(tools: Vec<Tool>) -> ToolIndex {
   let mut index = ToolIndex::new(IndexOptions::default()).expect("index");
   index.upsert(tools).expect("upsert");
+  index.wait_ready();
   index
 }
 
@@ -181,7 +183,7 @@ fn ties_are_ordered_by_name_and_scores_are_bounded() {
 
 #[test]
 fn ten_thousand_upserts_then_search() {
-  let mut index = index(vec![]);
+  let mut index = lexical(vec![]);
   for i in 0..10_000 {
     index
       .upsert(vec![tool(&format!("svc{i}:get_item_{i}"), &format!("app{}", i % 20), "Get one item by id")])
@@ -201,12 +203,12 @@ fn weather() -> Vec<Tool> {
 
 #[test]
 fn semantic_finds_a_paraphrase_that_shares_no_word() {
-  // "will it rain tomorrow" shares no word (nor synonym) with get_forecast: cosine ≈ 0.64 ≥ τ.
+  // "will it rain tomorrow" shares no word (nor synonym) with get_forecast.
   let mut index = index(weather());
   let hits = index.search("will it rain tomorrow", &SearchOptions::default()).expect("search");
   assert_eq!(hits.iter().map(|h| h.name.as_str()).collect::<Vec<_>>(), ["get_forecast"]);
-  // Only the semantic term: at most a = SEMANTIC_WEIGHT.
-  assert!(hits[0].score > 0.0 && hits[0].score <= score::SEMANTIC_WEIGHT, "{}", hits[0].score);
+  // Only the dense term: at most w = DENSE_WEIGHT.
+  assert!(hits[0].score > 0.0 && hits[0].score <= score::DENSE_WEIGHT, "{}", hits[0].score);
   assert!(names(&mut lexical(weather()), "will it rain tomorrow").is_empty());
   // Filters apply to such hits exactly as to lexical ones.
   let mut only = |o: SearchOptions| index.search("will it rain tomorrow", &o).expect("search").len();
@@ -215,14 +217,16 @@ fn semantic_finds_a_paraphrase_that_shares_no_word() {
   assert_eq!(only(SearchOptions { tags: vec!["x".into()], ..Default::default() }), 0);
   assert_eq!(only(SearchOptions { sources: vec!["x".into()], ..Default::default() }), 0);
   // minScore is applied to the fused score.
-  assert_eq!(only(SearchOptions { min_score: score::SEMANTIC_WEIGHT, ..Default::default() }), 0);
+  assert_eq!(only(SearchOptions { min_score: hits[0].score + 1e-4, ..Default::default() }), 0);
   // Removing or clearing drops the vector.
   index.remove(&["get_forecast"]);
   assert!(names(&mut index, "will it rain tomorrow").is_empty());
   index.upsert(weather()).expect("upsert");
+  index.wait_ready();
   assert_eq!(names(&mut index, "will it rain tomorrow"), ["get_forecast"]);
   index.clear().expect("clear");
   index.upsert(tracker()).expect("upsert");
+  index.wait_ready();
   assert!(names(&mut index, "will it rain tomorrow").is_empty());
 }
 
@@ -247,15 +251,14 @@ fn semantic_off_is_the_lexical_ranking_and_on_keeps_exact_names_and_bounds() {
     for h in &b {
       assert!(h.score > 0.0 && h.score <= 1.0);
       if let Some(l) = a.iter().find(|l| l.name == h.name) {
-        // fused = (1 - a)·lex + a·s, s in [0, 1]
-        assert!(
-          h.score >= l.score * (1.0 - score::SEMANTIC_WEIGHT) - 1e-4 && h.score <= l.score + score::SEMANTIC_WEIGHT
-        );
+        // fused = (1 - w)·lex + w·d, d in [0, 1]; or lex alone (the gate)
+        let w = score::DENSE_WEIGHT;
+        assert!(h.score >= l.score * (1.0 - w) - 1e-4 && h.score <= l.score.max(l.score * (1.0 - w) + w) + 1e-4);
       }
     }
     differs |= a != b;
   }
-  assert!(differs, "the semantic term changes some scores");
+  assert!(differs, "the dense term changes some scores");
   assert_eq!(score_of(&mut on, "create_issue", "create_issue"), Some(1.0));
   assert!(on.search("create issue", &options).expect("search").iter().all(|h| h.score < 1.0));
 }
@@ -270,13 +273,9 @@ fn semantic_ties_are_ordered_by_name() {
 }
 
 #[test]
-fn titles_and_property_descriptions_are_embedded() {
+fn titles_are_embedded() {
   let plain = tool("fc", "w", "");
-  let with_text = Tool {
-    title: Some("Weather forecast".into()),
-    property_descriptions: vec!["City to get the weather forecast for".into()],
-    ..plain.clone()
-  };
+  let with_text = Tool { title: Some("Weather forecast for a city".into()), ..plain.clone() };
   let mut bare = index(vec![plain]);
   let mut rich = index(vec![with_text]);
   assert!(names(&mut bare, "will it rain tomorrow").is_empty());

@@ -1,0 +1,260 @@
+//! The model's one hot loop: a linear layer with int8 weights, `y = s ⊙ (X·Qᵀ) + b`, where each
+//! output unit has one f32 scale `s` for its row of int8 weights `Q`.
+//!
+//! Every `y[t][o]` is summed in one fixed order whatever the batch or the tile it falls in: eight
+//! lanes over the inputs in steps of eight, then the lanes added in a fixed order. So a text's
+//! vector is bit-identical alone or packed with others (a test checks it), and the query path and
+//! the batch path cannot disagree.
+//!
+//! x86-64: AVX2 + FMA when the CPU has them (checked once at run time; the package is built for the
+//! baseline), 3 tokens × 4 outputs per tile; otherwise portable code the compiler vectorises. On
+//! aarch64 the portable code's `mul_add` is one `fmla`.
+
+/// A weight matrix: `rows` output units over `cols` inputs (`cols` a multiple of 8).
+pub struct Linear {
+  pub rows: usize,
+  pub cols: usize,
+  /// `rows × cols`, row-major.
+  pub weights: Vec<i8>,
+  /// One per row.
+  pub scales: Vec<f32>,
+  /// One per row.
+  pub bias: Vec<f32>,
+}
+
+impl Linear {
+  /// `y[t] = W·x[t] + b` for the `x.len() / cols` rows of `x`; `y` is resized to `tokens × rows`.
+  pub fn apply(&self, x: &[f32], y: &mut Vec<f32>) {
+    let tokens = x.len() / self.cols;
+    y.clear();
+    y.resize(tokens * self.rows, 0.0);
+    if self.cols == 0
+      || self.cols % 8 != 0
+      || self.weights.len() != self.rows * self.cols
+      || self.scales.len() != self.rows
+      || self.bias.len() != self.rows
+    {
+      return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+      // SAFETY: the CPU has AVX2 and FMA (checked above); the shapes were checked above: `x` holds
+      // `tokens × cols`, `y` `tokens × rows`, `weights` `rows × cols`, and `cols % 8 == 0`.
+      unsafe { avx2::apply(self, x, tokens, y) };
+      return;
+    }
+    portable(self, x, tokens, y);
+  }
+}
+
+/// The portable kernel: the same lane structure as the AVX2 one.
+fn portable(w: &Linear, x: &[f32], tokens: usize, y: &mut [f32]) {
+  for t in 0..tokens {
+    let xt = &x[t * w.cols..(t + 1) * w.cols];
+    for o in 0..w.rows {
+      let wo = &w.weights[o * w.cols..(o + 1) * w.cols];
+      let mut acc = [0f32; 8];
+      for (xc, wc) in xt.chunks_exact(8).zip(wo.chunks_exact(8)) {
+        for ((a, &xv), &wv) in acc.iter_mut().zip(xc).zip(wc) {
+          *a = madd(xv, f32::from(wv), *a);
+        }
+      }
+      let s = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+      y[t * w.rows + o] = s * w.scales[o] + w.bias[o];
+    }
+  }
+}
+
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+fn madd(a: f32, b: f32, c: f32) -> f32 {
+  a.mul_add(b, c)
+}
+
+#[cfg(not(target_arch = "aarch64"))]
+#[inline(always)]
+fn madd(a: f32, b: f32, c: f32) -> f32 {
+  a * b + c
+}
+
+/// Whether this CPU runs the AVX2 + FMA kernel (`CODECALL_EMBED_KERNEL=portable` turns it off).
+#[cfg(target_arch = "x86_64")]
+pub fn has_avx2() -> bool {
+  use std::sync::OnceLock;
+  static HAS: OnceLock<bool> = OnceLock::new();
+  *HAS.get_or_init(|| {
+    std::env::var("CODECALL_EMBED_KERNEL").map_or(true, |v| v != "portable")
+      && is_x86_feature_detected!("avx2")
+      && is_x86_feature_detected!("fma")
+  })
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+  use std::arch::x86_64::*;
+
+  use super::Linear;
+
+  /// Tokens per tile.
+  const TT: usize = 3;
+  /// Output units per tile.
+  const TO: usize = 4;
+
+  /// # Safety
+  /// The CPU has AVX2 and FMA; `x.len() >= tokens × cols`, `y.len() == tokens × rows`,
+  /// `weights.len() == rows × cols`, `cols % 8 == 0`, `scales` and `bias` have `rows` entries.
+  #[target_feature(enable = "avx2,fma")]
+  pub unsafe fn apply(w: &Linear, x: &[f32], tokens: usize, y: &mut [f32]) {
+    let (rows, cols) = (w.rows, w.cols);
+    let xp = x.as_ptr();
+    let wp = w.weights.as_ptr();
+    let mut o = 0;
+    while o < rows {
+      let full_o = o + TO <= rows;
+      let mut t = 0;
+      while t < tokens {
+        if full_o && t + TT <= tokens {
+          tile(xp.add(t * cols), wp.add(o * cols), cols, w, o, y.as_mut_ptr().add(t * rows), rows);
+          t += TT;
+        } else {
+          let end_o = if full_o { o + TO } else { rows };
+          for oo in o..end_o {
+            let s = dot(xp.add(t * cols), wp.add(oo * cols), cols);
+            *y.get_unchecked_mut(t * rows + oo) = s * *w.scales.get_unchecked(oo) + *w.bias.get_unchecked(oo);
+          }
+          t += 1;
+        }
+      }
+      o = if full_o { o + TO } else { rows };
+    }
+  }
+
+  /// Eight int8 weights at `p`, as f32.
+  #[inline(always)]
+  unsafe fn load8(p: *const i8) -> __m256 {
+    _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(p.cast::<__m128i>())))
+  }
+
+  /// The lanes of `v` added in a fixed order (the portable kernel's order).
+  #[inline(always)]
+  unsafe fn hsum(v: __m256) -> f32 {
+    // (0+4, 1+5, 2+6, 3+7), then ((0+4)+(2+6), (1+5)+(3+7)), then their sum.
+    let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)))
+  }
+
+  /// One `x`·`w` dot product over `cols` inputs.
+  #[inline(always)]
+  unsafe fn dot(x: *const f32, w: *const i8, cols: usize) -> f32 {
+    let mut acc = _mm256_setzero_ps();
+    let mut i = 0;
+    while i < cols {
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(x.add(i)), load8(w.add(i)), acc);
+      i += 8;
+    }
+    hsum(acc)
+  }
+
+  /// A 3-token × 4-output tile: 12 accumulators, each summed exactly as [`dot`] sums.
+  #[inline(always)]
+  unsafe fn tile(x: *const f32, w: *const i8, cols: usize, lin: &Linear, o: usize, y: *mut f32, rows: usize) {
+    let mut acc = [[_mm256_setzero_ps(); TO]; TT];
+    let mut i = 0;
+    while i < cols {
+      let x0 = _mm256_loadu_ps(x.add(i));
+      let x1 = _mm256_loadu_ps(x.add(cols + i));
+      let x2 = _mm256_loadu_ps(x.add(2 * cols + i));
+      for a in 0..TO {
+        let wv = load8(w.add(a * cols + i));
+        acc[0][a] = _mm256_fmadd_ps(x0, wv, acc[0][a]);
+        acc[1][a] = _mm256_fmadd_ps(x1, wv, acc[1][a]);
+        acc[2][a] = _mm256_fmadd_ps(x2, wv, acc[2][a]);
+      }
+      i += 8;
+    }
+    for (t, row) in acc.iter().enumerate() {
+      for (j, &v) in row.iter().enumerate() {
+        let oo = o + j;
+        *y.add(t * rows + oo) = hsum(v) * *lin.scales.get_unchecked(oo) + *lin.bias.get_unchecked(oo);
+      }
+    }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn naive(w: &Linear, x: &[f32]) -> Vec<f32> {
+    let tokens = x.len() / w.cols;
+    let mut y = vec![0f32; tokens * w.rows];
+    for t in 0..tokens {
+      for o in 0..w.rows {
+        let mut s = 0f64;
+        for i in 0..w.cols {
+          s += f64::from(x[t * w.cols + i]) * f64::from(w.weights[o * w.cols + i]);
+        }
+        y[t * w.rows + o] = (s * f64::from(w.scales[o]) + f64::from(w.bias[o])) as f32;
+      }
+    }
+    y
+  }
+
+  fn layer(rows: usize, cols: usize, seed: u32) -> Linear {
+    let mut state = seed;
+    let mut next = || {
+      state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+      state >> 8
+    };
+    Linear {
+      rows,
+      cols,
+      weights: (0..rows * cols).map(|_| (next() % 255) as i32 as i8).map(|v| v.wrapping_sub(127)).collect(),
+      scales: (0..rows).map(|_| (next() % 1000) as f32 / 50_000.0 + 0.001).collect(),
+      bias: (0..rows).map(|_| (next() % 1000) as f32 / 1000.0 - 0.5).collect(),
+    }
+  }
+
+  fn input(tokens: usize, cols: usize) -> Vec<f32> {
+    (0..tokens * cols).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect()
+  }
+
+  #[test]
+  fn every_shape_matches_the_naive_sum_and_every_row_is_batch_invariant() {
+    // Odd token counts and row counts that are not multiples of the tile.
+    for (rows, cols, tokens) in [(13, 24, 7), (4, 8, 3), (5, 16, 1), (1152, 384, 11), (6, 40, 5)] {
+      let w = layer(rows, cols, (rows * 31 + tokens) as u32);
+      let x = input(tokens, cols);
+      let mut y = Vec::new();
+      w.apply(&x, &mut y);
+      let want = naive(&w, &x);
+      for (a, b) in y.iter().zip(&want) {
+        assert!((a - b).abs() <= 1e-4 * (1.0 + b.abs()), "{rows}×{cols}×{tokens}: {a} vs {b}");
+      }
+      // Each token alone gives the same bits as in the batch.
+      for t in 0..tokens {
+        let mut alone = Vec::new();
+        w.apply(&x[t * cols..(t + 1) * cols], &mut alone);
+        assert_eq!(alone, y[t * rows..(t + 1) * rows], "token {t} of {tokens}, {rows}×{cols}");
+      }
+      // The portable kernel agrees with the SIMD one to rounding.
+      let mut p = vec![0f32; tokens * rows];
+      portable(&w, &x, tokens, &mut p);
+      for (a, b) in y.iter().zip(&p) {
+        assert!((a - b).abs() <= 1e-4 * (1.0 + b.abs()));
+      }
+    }
+  }
+
+  #[test]
+  fn a_bad_shape_gives_zeros_not_a_panic() {
+    let mut w = layer(4, 12, 1); // cols not a multiple of 8
+    let mut y = Vec::new();
+    w.apply(&input(2, 12), &mut y);
+    assert_eq!(y, vec![0.0; 8]);
+    w.cols = 16; // weights too short for the shape
+    w.apply(&input(2, 16), &mut y);
+    assert_eq!(y, vec![0.0; 8]);
+  }
+}

@@ -1,0 +1,460 @@
+//! The sentence model, run by the addon: all-MiniLM-L6-v2 (`embeddings/README.md`), a 6-layer BERT
+//! encoder with int8 weights, evaluated here in plain Rust (no runtime, download, GPU or Python).
+//! A text's vector is the mean of the last layer's token states, L2-normalised, as
+//! sentence-transformers computes it.
+//!
+//! The model file ("CCBERT01", format at the top of `scripts/embeddings/quantize_model.py`) is read
+//! once per process from next to the `.node` (or `CODECALL_EMBEDDINGS_PATH`) and parsed on first
+//! use. A missing or damaged file turns the semantic signal off; nothing in it can panic the
+//! reader: every length is checked before it is used.
+//!
+//! | file           | owns                                                                |
+//! |----------------|---------------------------------------------------------------------|
+//! | `tokenizer.rs` | BERT's basic tokenizer and WordPiece, `[CLS] … [SEP]` with a cap    |
+//! | `kernel.rs`    | the int8 linear layer (AVX2 + FMA at run time, portable otherwise)   |
+//! | `pool.rs`      | embedding tools on background threads, the vector caches, `ready`   |
+//! | this file      | the file, its parser, and the forward pass                          |
+
+mod kernel;
+pub mod pool;
+mod tokenizer;
+mod unicode;
+
+use std::{path::PathBuf, sync::OnceLock};
+
+use kernel::Linear;
+pub use tokenizer::Vocab;
+
+/// The model file's name: next to the `.node` in a platform package.
+pub const MODEL_FILE: &str = "all-minilm-l6-v2.i8.bin";
+/// Names the model file to read instead of looking next to the addon.
+pub const ENV_MODEL_PATH: &str = "CODECALL_EMBEDDINGS_PATH";
+/// Larger files are not read (ours is about 23 MB).
+const MAX_MODEL_BYTES: u64 = 64 << 20;
+const MAGIC: &[u8; 8] = b"CCBERT01";
+/// A text is cut to this many tokens, `[CLS]` and `[SEP]` included: a tool's most telling words
+/// come first (`semantic::tool_text`), and the cost grows with every token.
+pub const TOKEN_CAP: usize = 128;
+
+/// Why there is no model: the semantic signal is then off (the bindings say so once, as a Node
+/// warning).
+#[derive(Debug)]
+pub enum ModelError {
+  /// No file in any of these places.
+  NotFound(Vec<PathBuf>),
+  Read(PathBuf, std::io::Error),
+  TooLarge(PathBuf, u64),
+  /// Not a "CCBERT01" model, or a damaged one: what is wrong.
+  Invalid(PathBuf, &'static str),
+}
+
+impl std::fmt::Display for ModelError {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    match self {
+      Self::NotFound(places) if places.is_empty() => {
+        write!(f, "no {MODEL_FILE} found (the addon could not find its own file; set {ENV_MODEL_PATH})")
+      }
+      Self::NotFound(places) => {
+        let places: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
+        write!(f, "no {MODEL_FILE} found (looked in {}; or set {ENV_MODEL_PATH})", places.join(", "))
+      }
+      Self::Read(path, error) => write!(f, "{} could not be read: {error}", path.display()),
+      Self::TooLarge(path, len) => write!(f, "{} is {len} bytes, too large for a model file", path.display()),
+      Self::Invalid(path, why) => write!(f, "{} is not a valid model file: {why}", path.display()),
+    }
+  }
+}
+
+impl std::error::Error for ModelError {}
+
+/// The model, read and parsed on first use; `None` if there is none (the signal is then off).
+pub fn model() -> Option<&'static Model> {
+  model_status().ok()
+}
+
+static MODEL: OnceLock<Result<Model, ModelError>> = OnceLock::new();
+
+/// The model, or why there is none.
+pub fn model_status() -> Result<&'static Model, &'static ModelError> {
+  MODEL.get_or_init(|| read_model(model_places())).as_ref()
+}
+
+/// Why there is no model, as far as is known without reading the file: a file that was read and
+/// refused, or no file in any place. `None` while it may still turn out fine.
+pub fn known_problem() -> Option<String> {
+  match MODEL.get() {
+    Some(Err(e)) => Some(e.to_string()),
+    Some(Ok(_)) => None,
+    None => {
+      let places = model_places();
+      if places.iter().any(|p| p.exists()) {
+        None
+      } else {
+        Some(ModelError::NotFound(places).to_string())
+      }
+    }
+  }
+}
+
+/// Reads and parses the model on a background thread, so the first `upsert` does not wait for it.
+pub fn warm() {
+  static STARTED: std::sync::Once = std::sync::Once::new();
+  STARTED.call_once(|| {
+    // A failed spawn only means the first use loads it.
+    let _ = std::thread::Builder::new().name("codecall-model".into()).spawn(|| {
+      let _ = model_status();
+    });
+  });
+}
+
+/// The first of `places` that exists, read and parsed.
+fn read_model(places: Vec<PathBuf>) -> Result<Model, ModelError> {
+  use std::io::Read;
+  for path in &places {
+    let file = match std::fs::File::open(path) {
+      Ok(file) => file,
+      Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+      Err(e) => return Err(ModelError::Read(path.clone(), e)),
+    };
+    let metadata = file.metadata().map_err(|e| ModelError::Read(path.clone(), e))?;
+    if !metadata.is_file() {
+      return Err(ModelError::Invalid(path.clone(), "not a file"));
+    }
+    let len = metadata.len();
+    if len > MAX_MODEL_BYTES {
+      return Err(ModelError::TooLarge(path.clone(), len));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(MAX_MODEL_BYTES + 1).read_to_end(&mut bytes).map_err(|e| ModelError::Read(path.clone(), e))?;
+    return Model::parse(&bytes).map_err(|why| ModelError::Invalid(path.clone(), why));
+  }
+  Err(ModelError::NotFound(places))
+}
+
+/// Where the model may be, in order: `CODECALL_EMBEDDINGS_PATH` (alone, if set); next to the
+/// `.node` (a platform package); under `src/search/embeddings/` beside it (a source checkout after
+/// `npm run build`); in a debug or test build, also this crate's source tree (`cargo test`, whose
+/// executable is no `.node`). A release build names no path of the machine that built it.
+fn model_places() -> Vec<PathBuf> {
+  if let Some(path) = std::env::var_os(ENV_MODEL_PATH).filter(|p| !p.is_empty()) {
+    return vec![PathBuf::from(path)];
+  }
+  let in_tree = std::path::Path::new("src").join("search").join("embeddings").join(MODEL_FILE);
+  let mut places = Vec::new();
+  if let Some(dir) = crate::common::addon_path().as_deref().and_then(std::path::Path::parent) {
+    places.push(dir.join(MODEL_FILE));
+    places.push(dir.join(&in_tree));
+  }
+  #[cfg(any(debug_assertions, test))]
+  places.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(in_tree));
+  places
+}
+
+/// A LayerNorm's parameters.
+struct Norm {
+  gamma: Vec<f32>,
+  beta: Vec<f32>,
+}
+
+/// One encoder layer.
+struct Layer {
+  /// Q, K and V in one matrix (Q's rows and bias already scaled by 1/√head_dim).
+  qkv: Linear,
+  out: Linear,
+  ln1: Norm,
+  ffn1: Linear,
+  ffn2: Linear,
+  ln2: Norm,
+}
+
+/// A parsed model.
+pub struct Model {
+  pub vocab: Vocab,
+  hidden: usize,
+  heads: usize,
+  positions: usize,
+  eps: f32,
+  /// `vocab × hidden` int8 token embeddings and their row scales.
+  words: Vec<i8>,
+  word_scales: Vec<f32>,
+  /// `positions × hidden`, token type 0 folded in.
+  pos: Vec<f32>,
+  emb_ln: Norm,
+  layers: Vec<Layer>,
+  /// FNV-1a of the whole file: vectors cached under another model are not this model's.
+  pub fingerprint: u64,
+}
+
+/// Reads a model file's fields in order, checking every length.
+struct Reader<'a> {
+  bytes: &'a [u8],
+  at: usize,
+}
+
+impl<'a> Reader<'a> {
+  fn take(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
+    let end = self.at.checked_add(n).ok_or("a length overflows")?;
+    let part = self.bytes.get(self.at..end).ok_or("the file is shorter than its header says")?;
+    self.at = end;
+    Ok(part)
+  }
+
+  fn u32(&mut self) -> Result<usize, &'static str> {
+    let b: [u8; 4] = self.take(4)?.try_into().map_err(|_| "a length field is cut")?;
+    usize::try_from(u32::from_le_bytes(b)).map_err(|_| "a length does not fit")
+  }
+
+  fn i8s(&mut self, n: usize) -> Result<Vec<i8>, &'static str> {
+    Ok(self.take(n)?.iter().map(|&b| b as i8).collect())
+  }
+
+  fn f32s(&mut self, n: usize) -> Result<Vec<f32>, &'static str> {
+    let bytes = self.take(n.checked_mul(4).ok_or("a length overflows")?)?;
+    let v: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    if v.iter().any(|x| !x.is_finite()) {
+      return Err("a parameter is not a finite number");
+    }
+    Ok(v)
+  }
+
+  fn linear(&mut self, rows: usize, cols: usize) -> Result<Linear, &'static str> {
+    let weights = self.i8s(rows.checked_mul(cols).ok_or("a length overflows")?)?;
+    Ok(Linear { rows, cols, weights, scales: self.f32s(rows)?, bias: self.f32s(rows)? })
+  }
+
+  fn norm(&mut self, n: usize) -> Result<Norm, &'static str> {
+    Ok(Norm { gamma: self.f32s(n)?, beta: self.f32s(n)? })
+  }
+}
+
+impl Model {
+  /// Validates and parses a model file.
+  pub fn parse(bytes: &[u8]) -> Result<Model, &'static str> {
+    let mut r = Reader { bytes, at: 0 };
+    if r.take(8).ok() != Some(&MAGIC[..]) {
+      return Err("it does not start with CCBERT01");
+    }
+    let meta_len = r.u32()?;
+    let meta: serde_json::Value = serde_json::from_slice(r.take(meta_len)?).map_err(|_| "its header is not JSON")?;
+    let field = |name: &str, max: u64| -> Result<usize, &'static str> {
+      let v = meta.get(name).and_then(serde_json::Value::as_u64).ok_or("a header field is missing")?;
+      if v == 0 || v > max {
+        return Err("a header field is out of range");
+      }
+      usize::try_from(v).map_err(|_| "a header field is out of range")
+    };
+    let (layers, hidden, heads) = (field("layers", 48)?, field("hidden", 4096)?, field("heads", 64)?);
+    let (ffn, positions, vocab_size) = (field("ffn", 16384)?, field("positions", 4096)?, field("vocab_size", 1 << 20)?);
+    let eps = meta.get("ln_eps").and_then(serde_json::Value::as_f64).ok_or("a header field is missing")? as f32;
+    if hidden % heads != 0 || hidden % 8 != 0 || ffn % 8 != 0 || !(eps > 0.0 && eps < 1.0) {
+      return Err("the header's shapes do not fit together");
+    }
+    let vocab_len = r.u32()?;
+    let vocab = std::str::from_utf8(r.take(vocab_len)?).map_err(|_| "its vocabulary is not UTF-8")?;
+    let tokens: Vec<&str> = vocab.strip_suffix('\n').ok_or("its vocabulary is cut")?.split('\n').collect();
+    if tokens.len() != vocab_size {
+      return Err("its vocabulary has another size than the header says");
+    }
+    let vocab = Vocab::new(tokens).ok_or("its vocabulary is malformed or lacks [UNK], [CLS] or [SEP]")?;
+    r.take((64 - r.at % 64) % 64)?;
+    let words = r.i8s(vocab_size.checked_mul(hidden).ok_or("a length overflows")?)?;
+    let word_scales = r.f32s(vocab_size)?;
+    let pos = r.f32s(positions.checked_mul(hidden).ok_or("a length overflows")?)?;
+    let emb_ln = r.norm(hidden)?;
+    let mut stack = Vec::with_capacity(layers);
+    for _ in 0..layers {
+      stack.push(Layer {
+        qkv: r.linear(3 * hidden, hidden)?,
+        out: r.linear(hidden, hidden)?,
+        ln1: r.norm(hidden)?,
+        ffn1: r.linear(ffn, hidden)?,
+        ffn2: r.linear(hidden, ffn)?,
+        ln2: r.norm(hidden)?,
+      });
+    }
+    if r.at != bytes.len() {
+      return Err("bytes follow the last layer");
+    }
+    Ok(Model {
+      vocab,
+      hidden,
+      heads,
+      positions,
+      eps,
+      words,
+      word_scales,
+      pos,
+      emb_ln,
+      layers: stack,
+      fingerprint: fnv1a64(0xcbf2_9ce4_8422_2325, bytes),
+    })
+  }
+
+  /// The token ids of `text`, cut to `cap` (and to the model's positions).
+  pub fn encode(&self, text: &str, cap: usize) -> Vec<u32> {
+    let cap = cap.min(self.positions);
+    // About four characters per token: reading far past the cap only costs time.
+    let cut = text.char_indices().nth(cap.saturating_mul(32)).map_or(text.len(), |(i, _)| i);
+    self.vocab.encode(&text[..cut], cap)
+  }
+
+  /// The unit vector of `text` (cut to [`TOKEN_CAP`] tokens).
+  pub fn embed(&self, text: &str) -> Vec<f32> {
+    let ids = self.encode(text, TOKEN_CAP);
+    self.embed_batch(&[ids]).pop().unwrap_or_default()
+  }
+
+  /// The unit vectors of the token sequences `seqs` (from [`Model::encode`]), computed together:
+  /// one pass of every linear layer over all their tokens. Each vector is bit-identical to the
+  /// sequence's alone.
+  pub fn embed_batch(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
+    let h = self.hidden;
+    let n: usize = seqs.iter().map(Vec::len).sum();
+    let mut x = vec![0f32; n * h];
+    let mut row = 0;
+    for seq in seqs {
+      for (p, &id) in seq.iter().enumerate().take(self.positions) {
+        let id = id as usize;
+        let (Some(word), Some(&scale), Some(pos)) =
+          (self.words.get(id * h..(id + 1) * h), self.word_scales.get(id), self.pos.get(p * h..(p + 1) * h))
+        else {
+          continue;
+        };
+        for ((out, &q), &pv) in x[(row + p) * h..(row + p + 1) * h].iter_mut().zip(word).zip(pos) {
+          *out = f32::from(q) * scale + pv;
+        }
+      }
+      row += seq.len();
+    }
+    layer_norm(&mut x, h, &self.emb_ln, self.eps);
+    let (mut qkv, mut ctx, mut tmp, mut ffn) = (Vec::new(), vec![0f32; n * h], Vec::new(), Vec::new());
+    for layer in &self.layers {
+      layer.qkv.apply(&x, &mut qkv);
+      self.attention(seqs, &qkv, &mut ctx);
+      layer.out.apply(&ctx, &mut tmp);
+      add_into(&mut tmp, &x);
+      layer_norm(&mut tmp, h, &layer.ln1, self.eps);
+      std::mem::swap(&mut x, &mut tmp);
+      layer.ffn1.apply(&x, &mut ffn);
+      ffn.iter_mut().for_each(|v| *v = gelu(*v));
+      layer.ffn2.apply(&ffn, &mut tmp);
+      add_into(&mut tmp, &x);
+      layer_norm(&mut tmp, h, &layer.ln2, self.eps);
+      std::mem::swap(&mut x, &mut tmp);
+    }
+    let mut out = Vec::with_capacity(seqs.len());
+    let mut row = 0;
+    for seq in seqs {
+      let mut v = vec![0f32; h];
+      for r in row..row + seq.len() {
+        for (s, &xv) in v.iter_mut().zip(&x[r * h..(r + 1) * h]) {
+          *s += xv;
+        }
+      }
+      row += seq.len();
+      let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+      if norm.is_finite() && norm > 0.0 {
+        v.iter_mut().for_each(|a| *a /= norm);
+      }
+      out.push(v);
+    }
+    out
+  }
+
+  /// Self-attention of each sequence over its own tokens, head by head: `ctx = softmax(q·kᵀ)·v`
+  /// (q is already scaled).
+  fn attention(&self, seqs: &[Vec<u32>], qkv: &[f32], ctx: &mut [f32]) {
+    let h = self.hidden;
+    let d = h / self.heads;
+    let mut scores = Vec::new();
+    let mut start = 0;
+    for seq in seqs {
+      let t = seq.len();
+      for head in 0..self.heads {
+        for i in 0..t {
+          let q = &qkv[(start + i) * 3 * h + head * d..][..d];
+          scores.clear();
+          scores.extend((0..t).map(|j| {
+            let k = &qkv[(start + j) * 3 * h + h + head * d..][..d];
+            q.iter().zip(k).map(|(a, b)| a * b).sum::<f32>()
+          }));
+          let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+          let mut total = 0f32;
+          for s in &mut scores {
+            *s = (*s - max).exp();
+            total += *s;
+          }
+          let out = &mut ctx[(start + i) * h + head * d..][..d];
+          out.fill(0.0);
+          for (j, &p) in scores.iter().enumerate() {
+            let v = &qkv[(start + j) * 3 * h + 2 * h + head * d..][..d];
+            for (o, &vv) in out.iter_mut().zip(v) {
+              *o += p * vv;
+            }
+          }
+          out.iter_mut().for_each(|o| *o /= total);
+        }
+      }
+      start += t;
+    }
+  }
+}
+
+fn add_into(y: &mut [f32], x: &[f32]) {
+  for (a, &b) in y.iter_mut().zip(x) {
+    *a += b;
+  }
+}
+
+/// LayerNorm of each `h`-wide row of `x`, in place.
+fn layer_norm(x: &mut [f32], h: usize, norm: &Norm, eps: f32) {
+  for row in x.chunks_exact_mut(h) {
+    let mean = row.iter().sum::<f32>() / h as f32;
+    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
+    let inv = 1.0 / (var + eps).sqrt();
+    for ((v, &g), &b) in row.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
+      *v = (*v - mean) * inv * g + b;
+    }
+  }
+}
+
+/// BERT's exact GELU, `x·Φ(x)`, with the Abramowitz–Stegun 7.1.26 erf (|error| < 1.5e-7; vectors
+/// indistinguishable from the exact erf's).
+fn gelu(x: f32) -> f32 {
+  0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+fn erf(x: f32) -> f32 {
+  let (a1, a2, a3, a4, a5, p) = (0.254_829_6, -0.284_496_74, 1.421_413_7, -1.453_152_1, 1.061_405_4, 0.327_591_1);
+  let ax = x.abs();
+  let t = 1.0 / (1.0 + p * ax);
+  let y = 1.0 - ((((a5 * t + a4) * t + a3) * t + a2) * t + a1) * t * (-ax * ax).exp();
+  y.copysign(x)
+}
+
+/// FNV-1a, 64 bits, continuing from `hash` (stable across Rust versions and machines, unlike
+/// `DefaultHasher`): cache keys.
+pub fn fnv1a64(mut hash: u64, bytes: &[u8]) -> u64 {
+  for &b in bytes {
+    hash ^= u64::from(b);
+    hash = hash.wrapping_mul(0x0100_0000_01b3);
+  }
+  hash
+}
+
+/// The dot product of two vectors of the same length (the cosine of two unit vectors).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+  let mut acc = [0f32; 8];
+  let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
+  let tail: f32 = a8.remainder().iter().zip(b8.remainder()).map(|(x, y)| x * y).sum();
+  // Eight independent sums over fixed-size chunks, so the compiler can keep them in SIMD registers.
+  for (x, y) in a8.zip(b8) {
+    for ((s, x), y) in acc.iter_mut().zip(x).zip(y) {
+      *s += x * y;
+    }
+  }
+  acc.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,289 @@
+//! The model against its Python reference (`scripts/embeddings/model_int8.py`, whose tokenizer
+//! is the model's own `tokenizer.json`): token ids, vectors, the published vector of
+//! sentence-transformers; the parser's refusals; batch invariance.
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a failed setup should fail loudly
+
+use super::*;
+
+/// (text, basic words), from `evaluate.py`'s `basic_tokenize` (`tokenizer_cases.py`).
+#[rustfmt::skip]
+const WORDS: &[(&str, &[&str])] = &[
+  ("Create a new issue in a GitHub repository", &["create", "a", "new", "issue", "in", "a", "github", "repository"]),
+  ("Caf\u{e9} na\u{ef}ve r\u{e9}sum\u{e9} \u{2014} \u{6771}\u{4eac} \u{e9}migr\u{e9}\u{200b} tab\u{9}here", &["cafe", "naive", "resume", "\u{2014}", "\u{6771}", "\u{4eac}", "emigre", "tab", "here"]),
+  ("don't stop_now:camelCase", &["don", "'", "t", "stop", "_", "now", ":", "camelcase"]),
+  ("\u{3a3}\u{38a}\u{3a3}\u{3a5}\u{3a6}\u{39f}\u{3a3} \u{130}stanbul \u{fb01}le \u{c5}", &["\u{3c3}\u{3b9}\u{3c3}\u{3c5}\u{3c6}\u{3bf}\u{3c2}", "istanbul", "\u{fb01}le", "a"]),
+  ("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx ok", &["xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "ok"]),
+  ("getUserProfile(id) \u{2192} {name}", &["getuserprofile", "(", "id", ")", "\u{2192}", "{", "name", "}"]),
+  ("\u{c548}\u{b155}\u{d558}\u{c138}\u{c694} \u{c138}\u{acc4}", &["\u{110b}\u{1161}\u{11ab}\u{1102}\u{1167}\u{11bc}\u{1112}\u{1161}\u{1109}\u{1166}\u{110b}\u{116d}", "\u{1109}\u{1166}\u{1100}\u{1168}"]),
+  ("weather forecast for tomorrow", &["weather", "forecast", "for", "tomorrow"]),
+  ("\u{0}\u{fffd}\u{ad} soft\u{ad}hyphen", &["softhyphen"]),
+  ("\u{bf}Qu\u{e9} tal? \u{ab}\u{c7}a va\u{bb} 50% off\u{2026} 3.14", &["\u{bf}", "que", "tal", "?", "\u{ab}", "ca", "va", "\u{bb}", "50", "%", "off", "\u{2026}", "3", ".", "14"]),
+];
+
+/// The shipped model's bytes, compiled into the test binary.
+static MODEL_BYTES: &[u8] = include_bytes!("../embeddings/all-minilm-l6-v2.i8.bin");
+
+fn shipped() -> &'static Model {
+  model_status().map_err(|e| e.to_string()).expect("the model in the source tree parses")
+}
+
+fn words_of(text: &str) -> Vec<String> {
+  let mut out = Vec::new();
+  tokenizer::for_each_word(text, |w| out.push(w.to_string()));
+  out
+}
+
+#[test]
+fn unicode_tables_are_sorted() {
+  use super::unicode::{CLASSES, DECOMPOSED, UNICODE_VERSION};
+  assert!(CLASSES.windows(2).all(|w| w[0].1 < w[1].0) && CLASSES.iter().all(|r| r.0 <= r.1));
+  assert!(DECOMPOSED.windows(2).all(|w| w[0].0 < w[1].0));
+  assert_eq!(UNICODE_VERSION, "14.0.0");
+}
+
+#[test]
+fn basic_tokenizer_matches_python() {
+  for (text, words) in WORDS {
+    assert_eq!(words_of(text), *words, "{text:?}");
+  }
+}
+
+struct Reference {
+  text: String,
+  ids: Vec<u32>,
+  int8: Vec<f32>,
+  f32_first8: Vec<f32>,
+}
+
+fn references() -> Vec<Reference> {
+  let json: serde_json::Value =
+    serde_json::from_str(include_str!("../../../scripts/embeddings/model_reference.json")).expect("json");
+  let nums =
+    |v: &serde_json::Value| -> Vec<f64> { v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect() };
+  json
+    .as_array()
+    .unwrap()
+    .iter()
+    .map(|r| {
+      assert_eq!(r["cap"].as_u64(), Some(TOKEN_CAP as u64));
+      Reference {
+        text: r["text"].as_str().unwrap().to_string(),
+        ids: nums(&r["ids"]).into_iter().map(|x| x as u32).collect(),
+        int8: nums(&r["int8"]).into_iter().map(|x| x as f32).collect(),
+        f32_first8: nums(&r["f32_first8"]).into_iter().map(|x| x as f32).collect(),
+      }
+    })
+    .collect()
+}
+
+#[test]
+fn token_ids_and_vectors_match_the_python_reference() {
+  let model = shipped();
+  let refs = references();
+  assert!(refs.len() >= 10);
+  for r in &refs {
+    assert_eq!(model.encode(&r.text, TOKEN_CAP), r.ids, "{:?}", r.text);
+    let v = model.embed(&r.text);
+    assert_eq!(v.len(), r.int8.len());
+    let cos = dot(&v, &r.int8);
+    assert!(cos > 0.99999, "{:?}: cos {cos} to the int8 reference", r.text);
+    for (a, b) in v.iter().zip(&r.int8) {
+      assert!((a - b).abs() < 2e-4, "{:?}: {a} vs {b}", r.text);
+    }
+    // And close to the f32 model (the quantisation's cost).
+    for (a, b) in v.iter().zip(&r.f32_first8) {
+      assert!((a - b).abs() < 0.02, "{:?}: {a} vs f32 {b}", r.text);
+    }
+  }
+}
+
+#[test]
+fn the_published_vector_of_sentence_transformers() {
+  // all-MiniLM-L6-v2's model card: "This is an example sentence" starts 0.0677, 0.0635, 0.0487, 0.0793.
+  let v = shipped().embed("This is an example sentence");
+  for (a, b) in v.iter().zip([0.067_656_9, 0.063_495_9, 0.048_713_1, 0.079_305_0]) {
+    assert!((a - b).abs() < 5e-3, "{a} vs {b}");
+  }
+  assert!((dot(&v, &v) - 1.0).abs() < 1e-5);
+}
+
+#[test]
+fn special_tokens_unknown_words_and_the_cap() {
+  let m = shipped();
+  assert_eq!(m.encode("", TOKEN_CAP), [101, 102]);
+  // A word over 100 characters is one [UNK]; so is a word no piece matches.
+  assert_eq!(m.encode(&"x".repeat(120), TOKEN_CAP), [101, 100, 102]);
+  let long = "word ".repeat(1000);
+  let ids = m.encode(&long, TOKEN_CAP);
+  assert_eq!(ids.len(), TOKEN_CAP);
+  assert_eq!((ids[0], ids[TOKEN_CAP - 1]), (101, 102));
+  assert_eq!(m.encode(&long, 5).len(), 5);
+  assert_eq!(m.encode(&long, 0), [101, 102]);
+  // Far more text than the cap needs is not read whole (a 4 MB text costs no more than a page).
+  let huge = "a".repeat(4 << 20);
+  let t0 = std::time::Instant::now();
+  assert_eq!(m.encode(&huge, TOKEN_CAP), [101, 100, 102]);
+  assert!(t0.elapsed().as_secs() < 5);
+}
+
+#[test]
+fn a_text_alone_or_packed_gives_the_same_bits() {
+  let m = shipped();
+  let texts =
+    ["list open issues", "memory: create entities. Create multiple new entities", "", "x y z w v u t s r q p o"];
+  let seqs: Vec<Vec<u32>> = texts.iter().map(|t| m.encode(t, TOKEN_CAP)).collect();
+  let together = m.embed_batch(&seqs);
+  for (seq, v) in seqs.iter().zip(&together) {
+    assert_eq!(&m.embed_batch(std::slice::from_ref(seq))[0], v);
+  }
+}
+
+#[test]
+fn paraphrases_are_closer_than_unrelated_texts() {
+  let m = shipped();
+  let a = m.embed("store a fact about a person");
+  let b = m.embed("memory: create entities. Create multiple new entities in the knowledge graph");
+  let c = m.embed("weather forecast for tomorrow in Paris");
+  assert!(dot(&a, &b) > dot(&a, &c) + 0.1, "{} vs {}", dot(&a, &b), dot(&a, &c));
+}
+
+#[test]
+fn a_missing_unreadable_or_damaged_file_is_a_reason_not_a_crash() {
+  let dir = std::env::temp_dir().join(format!("codecall-model-{}", std::process::id()));
+  std::fs::create_dir_all(&dir).unwrap();
+  let missing = dir.join("missing.bin");
+  let damaged = dir.join("damaged.bin");
+  std::fs::write(&damaged, &MODEL_BYTES[..1000]).unwrap();
+  let err = read_model(vec![missing.clone()]).err().expect("missing");
+  assert!(matches!(&err, ModelError::NotFound(p) if p == std::slice::from_ref(&missing)), "{err}");
+  let err = read_model(vec![missing.clone(), damaged.clone()]).err().expect("damaged");
+  assert!(matches!(&err, ModelError::Invalid(p, _) if p == &damaged), "{err}");
+  assert!(err.to_string().contains("shorter than its header says"), "{err}");
+  let err = read_model(vec![dir.clone()]).err().expect("directory");
+  assert!(matches!(&err, ModelError::Invalid(p, _) if p == &dir), "{err}");
+  assert!(ModelError::NotFound(Vec::new()).to_string().contains("could not find its own file"));
+  std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn malformed_files_are_refused() {
+  assert!(Model::parse(MODEL_BYTES).is_ok());
+  assert!(Model::parse(&[]).is_err());
+  assert!(Model::parse(&MODEL_BYTES[..20]).is_err());
+  assert!(Model::parse(&MODEL_BYTES[..MODEL_BYTES.len() - 1]).is_err());
+  let mut longer = MODEL_BYTES.to_vec();
+  longer.push(0);
+  assert_eq!(Model::parse(&longer).err(), Some("bytes follow the last layer"));
+  let mut bad = MODEL_BYTES.to_vec();
+  bad[0] = b'X';
+  assert!(Model::parse(&bad).is_err());
+  // A NaN in the last LayerNorm's beta.
+  let mut nan = MODEL_BYTES.to_vec();
+  let n = nan.len();
+  nan[n - 4..].copy_from_slice(&f32::NAN.to_le_bytes());
+  assert_eq!(Model::parse(&nan).err(), Some("a parameter is not a finite number"));
+  // A header that claims huge shapes fails on length, without allocating them.
+  let meta_len = u32::from_le_bytes(MODEL_BYTES[8..12].try_into().unwrap()) as usize;
+  let meta = std::str::from_utf8(&MODEL_BYTES[12..12 + meta_len]).unwrap();
+  for (from, to) in
+    [("\"layers\":6", "\"layers\":48"), ("\"hidden\":384", "\"hidden\":380"), ("\"heads\":12", "\"heads\":0")]
+  {
+    let changed = meta.replace(from, to);
+    assert_ne!(changed, meta, "{from}");
+    let mut bytes = MODEL_BYTES[..8].to_vec();
+    bytes.extend((changed.len() as u32).to_le_bytes());
+    bytes.extend(changed.as_bytes());
+    bytes.extend(&MODEL_BYTES[12 + meta_len..]);
+    assert!(Model::parse(&bytes).is_err(), "{to}");
+  }
+}
+
+#[test]
+fn the_pool_embeds_in_the_background_and_ready_waits_for_it() {
+  use std::sync::{
+    atomic::{AtomicUsize, Ordering},
+    Arc,
+  };
+  let m = shipped();
+  let pending = pool::Pending::default();
+  let texts: Vec<(u64, String)> =
+    (0..12).map(|i| (i, format!("pool test tool number {i} does thing {}", i * 7))).collect();
+  let hits = pending.submit(m, texts.clone());
+  assert!(hits.is_empty());
+  let called = Arc::new(AtomicUsize::new(0));
+  let c = called.clone();
+  pending.when_ready(
+    12,
+    Box::new(move || {
+      c.fetch_add(1, Ordering::SeqCst);
+    }),
+  );
+  pending.wait_ready();
+  assert!(pending.is_idle());
+  let done = pending.take_done();
+  assert_eq!(done.len(), 12);
+  for (id, v) in &done {
+    assert_eq!(&v[..], &m.embed(&texts[*id as usize].1)[..], "tool {id}");
+  }
+  // The waiter ran once, on a pool thread, before or as `wait_ready` returned.
+  for _ in 0..100 {
+    if called.load(Ordering::SeqCst) == 1 {
+      break;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(10));
+  }
+  assert_eq!(called.load(Ordering::SeqCst), 1);
+  // The same texts again: cached, returned at once, nothing pending.
+  let again = pool::Pending::default();
+  assert_eq!(again.submit(m, texts).len(), 12);
+  assert!(again.is_idle());
+  // Already ready: the waiter runs at once.
+  let c = called.clone();
+  again.when_ready(
+    10,
+    Box::new(move || {
+      c.fetch_add(1, Ordering::SeqCst);
+    }),
+  );
+  assert_eq!(called.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn cancelled_and_orphaned_jobs_end_their_waiters() {
+  use std::sync::{
+    atomic::{AtomicUsize, Ordering},
+    Arc,
+  };
+  let m = shipped();
+  let called = Arc::new(AtomicUsize::new(0));
+  let pending = pool::Pending::default();
+  pending.submit(m, (0..30).map(|i| (i, format!("cancelled text {i} unique {}", i * 13))).collect());
+  let c = called.clone();
+  pending.when_ready(
+    30,
+    Box::new(move || {
+      c.fetch_add(1, Ordering::SeqCst);
+    }),
+  );
+  pending.cancel_all();
+  assert!(pending.is_idle());
+  assert_eq!(called.load(Ordering::SeqCst), 1);
+  // An index dropped with jobs queued: its waiter is answered, its jobs skipped.
+  let orphan = pool::Pending::default();
+  orphan.submit(m, (0..30).map(|i| (i, format!("orphaned text {i} unique {}", i * 17))).collect());
+  let c = called.clone();
+  orphan.when_ready(
+    30,
+    Box::new(move || {
+      c.fetch_add(1, Ordering::SeqCst);
+    }),
+  );
+  drop(orphan);
+  for _ in 0..500 {
+    if called.load(Ordering::SeqCst) == 2 {
+      break;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(10));
+  }
+  assert_eq!(called.load(Ordering::SeqCst), 2);
+}
