@@ -1,8 +1,8 @@
 // Puts each platform's build output into its npm/<platform>/ package, as the release publishes it.
 // The build jobs upload `bindings-<target>/` holding `codecall.<platform>.node` and, except on
 // Windows, the worker executable `codecall-worker` (process isolation), which the addon looks for
-// next to its `.node`. Except on Windows, the search's embedding table (`TABLE`, from the source
-// tree, the same for every platform) goes next to the `.node` too: the addon reads it at run time
+// next to its `.node`. The search's sentence model (`MODEL`, from the source tree, the same for
+// every platform) goes next to the `.node` too, Windows included: the addon reads it at run time
 // there rather than compiling it in, so the worker, which never searches, does not carry it.
 //
 //   node scripts/assemble.mjs [artifacts dir] [--npm-dir <dir>] [--target <triple>]...
@@ -28,15 +28,15 @@ export const PLATFORMS = {
 }
 
 export const WORKER = 'codecall-worker'
-/** The embedding table (`src/search/embed.rs` `TABLE_FILE`). */
-export const TABLE = 'minilm-l6-v2.q8.bin'
-const TABLE_SOURCE = join(root, 'src', 'search', 'embeddings', TABLE)
+/** The sentence model (`src/search/model/mod.rs` `MODEL_FILE`). */
+export const MODEL = 'all-minilm-l6-v2.i8.bin'
+const MODEL_SOURCE = join(root, 'src', 'search', 'embeddings', MODEL)
 
 /** The files a target's platform package ships besides package.json and README.md. */
 export function platformFiles(target) {
   const dir = PLATFORMS[target]
   if (!dir) throw new Error(`unknown target ${target}`)
-  return target.includes('windows') ? [`codecall.${dir}.node`] : [`codecall.${dir}.node`, WORKER, TABLE]
+  return target.includes('windows') ? [`codecall.${dir}.node`, MODEL] : [`codecall.${dir}.node`, WORKER, MODEL]
 }
 
 /**
@@ -68,7 +68,7 @@ export function assemble({ artifacts, npmDir, targets }) {
     }
     const declared = JSON.parse(readFileSync(manifest, 'utf8')).files ?? []
     for (const file of platformFiles(target)) {
-      const from = file === TABLE ? TABLE_SOURCE : join(artifacts, `bindings-${target}`, file)
+      const from = file === MODEL ? MODEL_SOURCE : join(artifacts, `bindings-${target}`, file)
       if (!existsSync(from) || !statSync(from).isFile()) {
         problems.push(`missing ${from}`)
         continue

@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { PLATFORMS, TABLE, WORKER, assemble, platformFiles } from './assemble.mjs'
+import { PLATFORMS, MODEL, WORKER, assemble, platformFiles } from './assemble.mjs'
 import { checkBinary } from './platforms/binaries.mjs'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -88,7 +88,7 @@ rmSync(stage, { recursive: true, force: true })
 const artifacts = join(stage, 'artifacts', `bindings-${target}`)
 mkdirSync(artifacts, { recursive: true })
 // The table comes from the source tree, not from the build (assemble copies it).
-for (const file of platformFiles(target).filter((f) => f !== TABLE)) cpSync(built(file), join(artifacts, file))
+for (const file of platformFiles(target).filter((f) => f !== MODEL)) cpSync(built(file), join(artifacts, file))
 cpSync(join(root, 'npm', platformDir), join(stage, 'npm', platformDir), { recursive: true })
 const problems = assemble({ artifacts: join(stage, 'artifacts'), npmDir: join(stage, 'npm'), targets: [target] })
 if (problems.length) {
@@ -97,7 +97,7 @@ if (problems.length) {
 }
 
 console.log(`packing ${fromRelease ? `the release build in ${releaseBuild}` : "`npm run build`'s build"}`)
-for (const file of platformFiles(target).filter((f) => f !== TABLE)) {
+for (const file of platformFiles(target).filter((f) => f !== MODEL)) {
   check(`loader check of ${file}${fromRelease ? '' : ' (informational: not a release build)'}`, () => {
     const { problems: found, summary } = checkBinary(target, file === WORKER ? 'worker' : 'addon', built(file))
     if (found.length && fromRelease) throw new Error(`${summary}\n${found.join('\n')}`)

@@ -197,13 +197,14 @@ function checkCodecall(raw, serverNames, baseDir) {
     startupTimeoutMs: DEFAULT_STARTUP_TIMEOUT_MS,
     audit: null,
     approval: undefined,
+    cacheDir: undefined,
   }
   if (raw === undefined) return out
   expect(isObject(raw), 'an object', raw, path)
   checkKeys(
     raw,
     ['mode', 'topK', 'maxDefinitions', 'metaToolPrefix', 'metaToolSeparator', 'vm', 'search', 'allowedServers',
-      'directCalls', 'callTimeoutMs', 'startupTimeoutMs', 'audit', 'approval'],
+      'directCalls', 'callTimeoutMs', 'startupTimeoutMs', 'audit', 'approval', 'cacheDir'],
     path,
   )
   if (own(raw, 'mode')) {
@@ -245,6 +246,10 @@ function checkCodecall(raw, serverNames, baseDir) {
   if (own(raw, 'approval')) out.approval = checkApproval(raw.approval, `${path}.approval`)
   if (own(raw, 'callTimeoutMs')) out.callTimeoutMs = positiveInt(raw.callTimeoutMs, `${path}.callTimeoutMs`)
   if (own(raw, 'startupTimeoutMs')) out.startupTimeoutMs = positiveInt(raw.startupTimeoutMs, `${path}.startupTimeoutMs`)
+  if (own(raw, 'cacheDir')) {
+    if (raw.cacheDir === false) out.cacheDir = false
+    else if (raw.cacheDir !== null && raw.cacheDir !== undefined) out.cacheDir = resolve(baseDir, nonEmpty(raw.cacheDir, `${path}.cacheDir`))
+  }
   if (own(raw, 'audit')) {
     if (raw.audit !== null && raw.audit !== false) {
       const a = nonEmpty(raw.audit, `${path}.audit`)

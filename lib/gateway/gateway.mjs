@@ -8,6 +8,8 @@
 // Transports to the MCP client (stdio, HTTP sessions) live in server.mjs; this file knows none.
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
 import { approveByElicitation, indexTools, LOG_LEVELS, RequestScope, unwrapResult } from '../common/mcp.mjs'
 import { untraced } from '../common/otel.mjs'
 import { Audit } from './audit.mjs'
@@ -44,7 +46,7 @@ export class Gateway {
       metaToolPrefix: c.metaToolPrefix,
       metaToolSeparator: /** @type {any} */ (c.metaToolSeparator),
       vm: c.vm,
-      search: c.search,
+      search: { ...c.search, cacheDir: c.cacheDir === false ? undefined : (c.cacheDir ?? userCacheDir(process.env)) },
       directCalls: c.directCalls,
       approval: c.approval,
       onToolsChanged: () => {
@@ -461,4 +463,21 @@ function toolDefinition(server, tool) {
     if (meta.approval === 'ask' || meta.approval === 'deny') def.approval = meta.approval
   }
   return def
+}
+
+/**
+ * The user's cache folder for the gateway's tool vectors; `undefined` when there is no home.
+ * @param {Record<string, string | undefined>} env
+ */
+export function userCacheDir(env) {
+  if (process.platform === 'win32') return env.LOCALAPPDATA ? join(env.LOCALAPPDATA, 'codecall') : undefined
+  if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, 'codecall')
+  let home
+  try {
+    home = env.HOME || homedir()
+  } catch {
+    return undefined
+  }
+  if (!home) return undefined
+  return process.platform === 'darwin' ? join(home, 'Library', 'Caches', 'codecall') : join(home, '.cache', 'codecall')
 }

@@ -38,6 +38,13 @@ export interface GatewayOptions {
   audit: string | null
   /** §9: which calls a person approves through the requesting MCP client. @default undefined (none) */
   approval?: ApprovalOptions
+  /**
+   * Where the search keeps tool vectors, so a restart with the same tools embeds nothing again:
+   * a folder (relative to the config file), or `false` for none. `undefined`: the user's cache
+   * folder (`$XDG_CACHE_HOME/codecall`, `~/.cache/codecall`, `~/Library/Caches/codecall`,
+   * `%LOCALAPPDATA%\codecall`).
+   */
+  cacheDir?: string | false
 }
 
 export interface GatewayConfig {

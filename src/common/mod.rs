@@ -13,7 +13,6 @@ mod json;
 mod preset;
 mod text;
 
-#[cfg(unix)]
 pub use addon::addon_path;
 #[cfg(test)]
 pub(crate) use codes::typescript_union;

@@ -130,7 +130,12 @@ impl CodeCall {
       }
       if let Some(v) = present(&options, "search")? {
         let s = object_arg(&env, &v, "options.search")?;
-        args::check_keys(&env, &s, "options.search", &["synonyms", "fuzzy", "semantic", "similarityThreshold"])?;
+        args::check_keys(
+          &env,
+          &s,
+          "options.search",
+          &["synonyms", "fuzzy", "semantic", "similarityThreshold", "cacheDir"],
+        )?;
         let defaults = IndexOptions::default();
         o.index = IndexOptions {
           synonyms: match present(&s, "synonyms")? {
@@ -144,6 +149,10 @@ impl CodeCall {
           semantic: match present(&s, "semantic")? {
             Some(v) => bool_arg(&env, &v, "options.search.semantic")?,
             None => defaults.semantic,
+          },
+          cache_dir: match present(&s, "cacheDir")? {
+            Some(v) => Some(crate::search::cache_dir_arg(&env, &v, "options.search.cacheDir")?),
+            None => None,
           },
         };
         if let Some(v) = present(&s, "similarityThreshold")? {

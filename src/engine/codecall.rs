@@ -95,7 +95,7 @@ impl Engine {
   pub fn new(options: EngineOptions) -> Result<Self, IndexError> {
     Ok(Self {
       reserved: options.names.self_reference(),
-      index: ToolIndex::new(options.index)?,
+      index: ToolIndex::new(options.index.clone())?,
       options,
       tools: Vec::new(),
       by_name: HashMap::new(),

@@ -14,7 +14,7 @@ use crate::common::args::{self, array_arg, object_arg, present};
 use crate::common::InvalidArgument;
 
 impl args::KnownKeys for ToolIndexOptions {
-  const KEYS: &'static [&'static str] = &["synonyms", "fuzzy", "semantic"];
+  const KEYS: &'static [&'static str] = &["synonyms", "fuzzy", "semantic", "cacheDir"];
 }
 
 impl args::KnownKeys for ToolSearchOptions {
@@ -41,6 +41,10 @@ pub struct ToolIndexOptions {
   /// every tool still returns `[]`. `null` means the default.
   /// @default true
   pub semantic: Option<Either<bool, Null>>,
+  /// A directory where tool vectors are kept too (made if missing, mode 0700), so the next process
+  /// with the same tools embeds nothing: `ready()` resolves at once. Default: none (nothing is
+  /// written). An unusable directory only means vectors are computed again.
+  pub cache_dir: Option<Either<String, Null>>,
 }
 
 /// Options of `ToolIndex.search()`. An empty filter list does not filter.
@@ -94,10 +98,15 @@ impl ToolIndex {
       Some(Either::A(on)) => on,
       Some(Either::B(Null)) | None => defaults.semantic,
     };
+    let cache_dir = match options.cache_dir {
+      Some(Either::A(dir)) => Some(checked_cache_dir(dir).map_err(|m| args::invalid_arg(&env, m))?),
+      Some(Either::B(Null)) | None => None,
+    };
     let core = Core::new(IndexOptions {
       synonyms: options.synonyms.unwrap_or(defaults.synonyms),
       fuzzy: options.fuzzy.unwrap_or(defaults.fuzzy),
       semantic,
+      cache_dir,
     })
     .map_err(engine_error)?;
     if semantic {
@@ -314,6 +323,20 @@ fn lenient_string(env: &Env, object: &Object, key: &str) -> napi::Result<Option<
     Some(v) if v.get_type()? == ValueType::String => args::string_arg(env, &v, key).map(Some),
     _ => Ok(None),
   }
+}
+
+/// A `cacheDir` option: a non-empty path without NUL.
+fn checked_cache_dir(dir: String) -> Result<std::path::PathBuf, String> {
+  if dir.trim().is_empty() || dir.contains('\0') {
+    return Err("options.cacheDir must be a non-empty path".into());
+  }
+  Ok(std::path::PathBuf::from(dir))
+}
+
+/// Reads a `cacheDir` option of another API (`CodeCall`'s `search.cacheDir`).
+pub(crate) fn cache_dir_arg(env: &Env, value: &Unknown, name: &str) -> napi::Result<std::path::PathBuf> {
+  let dir = args::string_arg(env, value, name)?;
+  checked_cache_dir(dir).map_err(|m| args::invalid_arg(env, m.replace("options.cacheDir", name)))
 }
 
 /// A promise that `when_ready` resolves (on a background thread, or at once).

@@ -51,7 +51,7 @@ const EXACT_NAME_BOOST: f32 = 8.0;
 const TERMS_TOKENIZER: &str = "cc_terms";
 
 /// `new ToolIndex(options)`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct IndexOptions {
   /// Expand query words with the curated synonym table.
   pub synonyms: bool,
@@ -59,11 +59,14 @@ pub struct IndexOptions {
   pub fuzzy: bool,
   /// Fuse in the sentence model's similarity of query and tool (`score::fuse`).
   pub semantic: bool,
+  /// Keep tool vectors in this directory too (`model/disk.rs`), so another process embeds the same
+  /// tools at no cost.
+  pub cache_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for IndexOptions {
   fn default() -> Self {
-    Self { synonyms: true, fuzzy: true, semantic: true }
+    Self { synonyms: true, fuzzy: true, semantic: true, cache_dir: None }
   }
 }
 
@@ -174,6 +177,7 @@ impl ToolIndex {
     if options.semantic {
       model::warm();
     }
+    let pending = Pending::with_cache_dir(options.cache_dir.clone().filter(|_| options.semantic));
     Ok(Self {
       options,
       writer,
@@ -188,7 +192,7 @@ impl ToolIndex {
       stem_cache: StemCache::default(),
       vocabulary: HashMap::new(),
       vectors: Vectors::default(),
-      pending: Pending::default(),
+      pending,
       uncommitted: false,
     })
   }

@@ -13,8 +13,10 @@
 //! | `tokenizer.rs` | BERT's basic tokenizer and WordPiece, `[CLS] … [SEP]` with a cap    |
 //! | `kernel.rs`    | the int8 linear layer (AVX2 + FMA at run time, portable otherwise)   |
 //! | `pool.rs`      | embedding tools on background threads, the vector caches, `ready`   |
+//! | `disk.rs`      | the vector cache of a cache directory (`cacheDir`)                  |
 //! | this file      | the file, its parser, and the forward pass                          |
 
+mod disk;
 mod kernel;
 pub mod pool;
 mod tokenizer;
@@ -290,6 +292,11 @@ impl Model {
     })
   }
 
+  /// The length of its vectors.
+  pub fn dims(&self) -> usize {
+    self.hidden
+  }
+
   /// The token ids of `text`, cut to `cap` (and to the model's positions).
   pub fn encode(&self, text: &str, cap: usize) -> Vec<u32> {
     let cap = cap.min(self.positions);
@@ -374,16 +381,10 @@ impl Model {
         for i in 0..t {
           let q = &qkv[(start + i) * 3 * h + head * d..][..d];
           scores.clear();
-          scores.extend((0..t).map(|j| {
-            let k = &qkv[(start + j) * 3 * h + h + head * d..][..d];
-            q.iter().zip(k).map(|(a, b)| a * b).sum::<f32>()
-          }));
+          scores.extend((0..t).map(|j| dot(q, &qkv[(start + j) * 3 * h + h + head * d..][..d])));
           let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-          let mut total = 0f32;
-          for s in &mut scores {
-            *s = (*s - max).exp();
-            total += *s;
-          }
+          scores.iter_mut().for_each(|s| *s = exp(*s - max));
+          let total: f32 = scores.iter().sum();
           let out = &mut ctx[(start + i) * h + head * d..][..d];
           out.fill(0.0);
           for (j, &p) in scores.iter().enumerate() {
@@ -428,8 +429,23 @@ fn erf(x: f32) -> f32 {
   let (a1, a2, a3, a4, a5, p) = (0.254_829_6, -0.284_496_74, 1.421_413_7, -1.453_152_1, 1.061_405_4, 0.327_591_1);
   let ax = x.abs();
   let t = 1.0 / (1.0 + p * ax);
-  let y = 1.0 - ((((a5 * t + a4) * t + a3) * t + a2) * t + a1) * t * (-ax * ax).exp();
+  let y = 1.0 - ((((a5 * t + a4) * t + a3) * t + a2) * t + a1) * t * exp(-ax * ax);
   y.copysign(x)
+}
+
+/// `e^x` in plain arithmetic (no libm call), so loops over it vectorise: `2^n · p(r)` with
+/// `x = n·ln 2 + r`, |r| ≤ ln2/2, and a degree-6 polynomial (relative error < 2e-7). Below −87 it
+/// is 0; above 88 it saturates (softmax and GELU never go there).
+fn exp(x: f32) -> f32 {
+  let x = x.clamp(-87.0, 88.0);
+  // Round to nearest by the 1.5·2²³ trick (`round()` is a libm call on baseline x86-64).
+  const MAGIC: f32 = 12_582_912.0;
+  let n = (x * std::f32::consts::LOG2_E + MAGIC) - MAGIC;
+  // ln 2 in two parts, so `r` keeps its precision.
+  let r = (x - n * 0.693_145_75) - n * 1.428_606_8e-6;
+  let p =
+    1.0 + r * (1.0 + r * (0.5 + r * (0.166_666_67 + r * (0.041_666_668 + r * (0.008_333_334 + r * 0.001_388_889)))));
+  p * f32::from_bits(((n as i32 + 127) as u32) << 23)
 }
 
 /// FNV-1a, 64 bits, continuing from `hash` (stable across Rust versions and machines, unlike

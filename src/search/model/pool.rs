@@ -18,7 +18,7 @@ use std::{
   time::Duration,
 };
 
-use super::{fnv1a64, Model, TOKEN_CAP};
+use super::{disk::DiskCache, fnv1a64, Model, TOKEN_CAP};
 
 /// A tool's vector (shared between caches and indexes).
 pub type Vector = Arc<[f32]>;
@@ -50,6 +50,9 @@ pub fn key(model: &Model, text: &str) -> u64 {
 #[derive(Default)]
 pub struct Pending {
   shared: Arc<Shared>,
+  /// The cache directory's file, once opened (at the first `submit`).
+  cache_dir: Option<std::path::PathBuf>,
+  disk: Option<Arc<DiskCache>>,
 }
 
 #[derive(Default)]
@@ -87,8 +90,21 @@ impl Drop for Shared {
 }
 
 impl Pending {
+  /// Also keeps vectors in `dir` (`disk.rs`), and finds them there.
+  pub fn with_cache_dir(dir: Option<std::path::PathBuf>) -> Self {
+    Self { cache_dir: dir, ..Self::default() }
+  }
+
   /// Queues `(id, text)` jobs. Vectors already cached are returned at once instead.
-  pub fn submit(&self, model: &'static Model, jobs: Vec<(u64, String)>) -> Vec<(u64, Vector)> {
+  pub fn submit(&mut self, model: &'static Model, jobs: Vec<(u64, String)>) -> Vec<(u64, Vector)> {
+    if let Some(dir) = self.cache_dir.take() {
+      if let Some((disk, found)) = super::disk::open(&dir, model.fingerprint, model.dims()) {
+        for (key, v) in &found {
+          remember(*key, v);
+        }
+        self.disk = Some(disk);
+      }
+    }
     let mut hits = Vec::new();
     let mut queued = Vec::new();
     {
@@ -97,7 +113,7 @@ impl Pending {
         let key = key(model, &text);
         match cache.map.get(&key) {
           Some(v) => hits.push((id, v.clone())),
-          None => queued.push(Job { owner: Arc::downgrade(&self.shared), id, key, text }),
+          None => queued.push(Job { owner: Arc::downgrade(&self.shared), id, key, text, disk: self.disk.clone() }),
         }
       }
     }
@@ -170,6 +186,8 @@ struct Job {
   id: u64,
   key: u64,
   text: String,
+  /// Where the vector is also kept.
+  disk: Option<Arc<DiskCache>>,
 }
 
 struct Queue {
@@ -239,6 +257,7 @@ fn enqueue(model: &'static Model, jobs: Vec<Job>) {
 
 /// A pool thread.
 fn work() {
+  lower_priority();
   loop {
     let (model, jobs) = {
       let mut queue = lock(&QUEUE);
@@ -288,12 +307,22 @@ fn run(model: &'static Model, jobs: Vec<Job>) {
     let seqs: Vec<Vec<u32>> = todo[start..end].iter().map(|(_, _, ids)| ids.clone()).collect();
     // A failure leaves these tools lexical; it must not take the thread (or `ready`) with it.
     let vectors = catch_unwind(AssertUnwindSafe(|| model.embed_batch(&seqs))).unwrap_or_default();
+    let mut to_disk: Vec<(Arc<DiskCache>, Vec<(u64, Vector)>)> = Vec::new();
     for (i, (owner, job, _)) in todo[start..end].iter().enumerate() {
       let v: Option<Vector> = vectors.get(i).map(|v| Vector::from(v.as_slice()));
       if let Some(v) = &v {
         remember(job.key, v);
+        if let Some(disk) = &job.disk {
+          match to_disk.iter_mut().find(|(d, _)| Arc::ptr_eq(d, disk)) {
+            Some((_, list)) => list.push((job.key, v.clone())),
+            None => to_disk.push((disk.clone(), vec![(job.key, v.clone())])),
+          }
+        }
       }
       ready.push((owner.clone(), job.id, v));
+    }
+    for (disk, list) in to_disk {
+      disk.append(&list);
     }
     start = end;
   }
@@ -320,4 +349,18 @@ fn deliver(ready: Vec<(Arc<Shared>, u64, Option<Vector>)>) {
     owner.changed.notify_all();
   }
   due.into_iter().for_each(|w| w());
+}
+
+/// Embedding is background work: on Linux the pool's threads run at nice 10, so Node's own thread
+/// (a search, the index's commit) gets the cores first while thousands of tools are embedded.
+fn lower_priority() {
+  #[cfg(target_os = "linux")]
+  // SAFETY: `gettid` has no preconditions; `setpriority` with this thread's id changes only this
+  // thread's nice value (Linux threads have their own); a failure changes nothing.
+  unsafe {
+    let tid = libc::syscall(libc::SYS_gettid);
+    if let Ok(tid) = libc::id_t::try_from(tid) {
+      libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+  }
 }

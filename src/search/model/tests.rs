@@ -205,7 +205,7 @@ fn the_pool_embeds_in_the_background_and_ready_waits_for_it() {
     Arc,
   };
   let m = shipped();
-  let pending = pool::Pending::default();
+  let mut pending = pool::Pending::default();
   let texts: Vec<(u64, String)> =
     (0..12).map(|i| (i, format!("pool test tool number {i} does thing {}", i * 7))).collect();
   let hits = pending.submit(m, texts.clone());
@@ -234,7 +234,7 @@ fn the_pool_embeds_in_the_background_and_ready_waits_for_it() {
   }
   assert_eq!(called.load(Ordering::SeqCst), 1);
   // The same texts again: cached, returned at once, nothing pending.
-  let again = pool::Pending::default();
+  let mut again = pool::Pending::default();
   assert_eq!(again.submit(m, texts).len(), 12);
   assert!(again.is_idle());
   // Already ready: the waiter runs at once.
@@ -256,7 +256,7 @@ fn cancelled_and_orphaned_jobs_end_their_waiters() {
   };
   let m = shipped();
   let called = Arc::new(AtomicUsize::new(0));
-  let pending = pool::Pending::default();
+  let mut pending = pool::Pending::default();
   pending.submit(m, (0..30).map(|i| (i, format!("cancelled text {i} unique {}", i * 13))).collect());
   let c = called.clone();
   pending.when_ready(
@@ -269,7 +269,7 @@ fn cancelled_and_orphaned_jobs_end_their_waiters() {
   assert!(pending.is_idle());
   assert_eq!(called.load(Ordering::SeqCst), 1);
   // An index dropped with jobs queued: its waiter is answered, its jobs skipped.
-  let orphan = pool::Pending::default();
+  let mut orphan = pool::Pending::default();
   orphan.submit(m, (0..30).map(|i| (i, format!("orphaned text {i} unique {}", i * 17))).collect());
   let c = called.clone();
   orphan.when_ready(
@@ -286,4 +286,28 @@ fn cancelled_and_orphaned_jobs_end_their_waiters() {
     std::thread::sleep(std::time::Duration::from_millis(10));
   }
   assert_eq!(called.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn exp_erf_and_gelu_match_libm() {
+  let mut worst = 0f32;
+  for i in -8000..=8000 {
+    let x = i as f32 / 100.0;
+    let (a, b) = (exp(x), x.exp());
+    if b > 1e-30 && b.is_finite() {
+      worst = worst.max(((a - b) / b).abs());
+    }
+  }
+  assert!(worst < 1e-6, "exp: worst relative error {worst}");
+  assert_eq!(exp(-1000.0), exp(-87.0));
+  assert!(exp(-87.0) > 0.0 && exp(88.0).is_finite());
+  let _ = exp(f32::NAN); // no panic
+  for i in -600..=600 {
+    let x = i as f64 / 100.0;
+    // erf by its series/continued value from f64 libm is not in std: compare GELU to the tanh form.
+    let g = f64::from(gelu(x as f32));
+    let tanh_form = 0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x)).tanh());
+    assert!((g - tanh_form).abs() < 2e-3, "gelu({x}) = {g} vs {tanh_form}");
+  }
+  assert!((erf(0.5) - 0.520_499_9).abs() < 2e-6 && (erf(-2.0) + 0.995_322_3).abs() < 2e-6 && erf(0.0).abs() < 1e-6);
 }
