@@ -241,7 +241,13 @@ export function metaToolResult(result) {
   return out
 }
 
-/** Malformed meta-tool arguments (ERR_INVALID_ARG) as a result the model can read and fix. */
+/**
+ * Malformed meta-tool arguments (ERR_INVALID_ARG) as a result the model can read and fix: shaped
+ * as a failed result of the meta-tools is (`{ status, error: { code, message } }`, invoke's error
+ * form), in `structuredContent` and as its JSON text, so a client that reads either gets it.
+ */
 export function invalidArgumentsResult(e) {
-  return { isError: true, content: [{ type: 'text', text: `${e?.code ?? 'ERROR'}: ${e?.message ?? e}` }] }
+  const code = typeof e?.code === 'string' && e.code !== '' ? e.code : 'ERROR'
+  const message = typeof e?.message === 'string' ? e.message : String(e)
+  return metaToolResult({ status: 'error', error: { code, message } })
 }
