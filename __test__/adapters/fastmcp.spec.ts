@@ -180,6 +180,19 @@ describe('codeMode(FastMCP) over the in-memory transport', () => {
     expect(r.tools.map((t: any) => t.name).sort()).toEqual(['orders_by_user', 'users_list'])
   })
 
+  it('bad arguments are a result with structuredContent; an unknown tool says "MCP error -32602" once', async () => {
+    const { client } = await inMemory()
+    const r = await client.callTool({ name: 'codecall_execute', arguments: { script: 'return 1', timeoutMs: 5000 } })
+    const structuredContent = {
+      status: 'error',
+      error: { code: 'ERR_INVALID_ARG', message: "codecall_execute: unknown key 'timeoutMs' (allowed: script, context, allowedTools, language, input)" },
+    }
+    expect(r).toMatchObject({ isError: true, structuredContent, content: [{ type: 'text', text: JSON.stringify(structuredContent) }] })
+    const e = await client.callTool({ name: 'billing_charge', arguments: { amount: 1 } }).then(() => null, (e: any) => e)
+    expect(e.code).toBe(-32602)
+    expect(e.message).toBe('MCP error -32602: Unknown tool: billing_charge')
+  })
+
   it("shows each session only the tools its own auth may see (canAccess), whoever connected last", async () => {
     const server = new FastMCP<{ role: string }>({ name: 'acl', version: '1.0.0', ping: { enabled: false }, logger: { debug() {}, error() {}, info() {}, log() {}, warn() {} } })
     server.addTool({ name: 'users_list', description: 'List the users', execute: async () => '[]' })

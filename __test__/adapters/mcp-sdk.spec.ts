@@ -347,6 +347,42 @@ describe.each(FLAVOURS)('codeMode(%s)', (_, make) => {
     open.push(() => codecall.dispose())
     expect(() => codeMode(harness.server)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG' }))
   })
+
+  it('bad meta-tool arguments: an unknown key is refused naming the allowed ones, as a result with structuredContent', async () => {
+    const { client, call } = await setup(make, { directCalls: { enabled: true } })
+    const refused = (message: string) => {
+      const structuredContent = { status: 'error', error: { code: 'ERR_INVALID_ARG', message } }
+      return { isError: true, structuredContent, content: [{ type: 'text', text: JSON.stringify(structuredContent) }] }
+    }
+    const raw = async (name: string, args: Record<string, unknown>) => {
+      const { content, structuredContent, isError } = await client.callTool({ name, arguments: args })
+      return { content, structuredContent, isError }
+    }
+    expect(await raw('codecall_execute', { script: 'return 1', timeoutMs: 5000 })).toEqual(
+      refused("codecall_execute: unknown key 'timeoutMs' (allowed: script, context, allowedTools, language, input)"),
+    )
+    expect(await raw('codecall_invoke', { tool: 'users_list', input: {}, timeout: 1 })).toEqual(
+      refused("codecall_invoke: unknown key 'timeout' (allowed: tool, input)"),
+    )
+    expect(await raw('codecall_search', { query: 'users', filter: { app: 'users' } })).toEqual(
+      refused("codecall_search: unknown key 'filter.app' (allowed in filter: appIds, tags, includeOpenApi, includeInline)"),
+    )
+    expect(await raw('codecall_describe', { toolNames: 'users_list' })).toEqual(refused('input.toolNames must be an array of strings'))
+    // Optional keys omitted, undefined or null.
+    expect(await call('codecall_execute', { script: 'return 1', context: undefined, allowedTools: null, language: null })).toMatchObject({ status: 'ok', result: 1 })
+    expect(await call('codecall_invoke', { tool: 'users_list', input: null })).toEqual({ status: 'ok', result: USERS })
+    expect(await call('codecall_invoke', { tool: 'users_list' })).toEqual({ status: 'ok', result: USERS })
+    expect((await call('codecall_search', { query: 'list users', topK: null, filter: null, queries: undefined })).tools[0].name).toBe('users_list')
+  })
+
+  it('an unknown tool is JSON-RPC -32602, and the client says "MCP error -32602" at most once', async () => {
+    const harness = make()
+    const { client } = await setup(() => harness)
+    const e = await client.callTool({ name: 'billing_charge', arguments: { amount: 1 } }).then(() => null, (e: any) => e)
+    expect(e.code).toBe(-32602)
+    // SDK 1.x's client puts "MCP error <code>: " before the server's message; 2.x's does not.
+    expect(e.message).toBe(harness.v2 ? 'Unknown tool: billing_charge' : 'MCP error -32602: Unknown tool: billing_charge')
+  })
 })
 
 describe('codeMode(): lifetimes and bad tools', () => {

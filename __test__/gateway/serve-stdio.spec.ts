@@ -59,8 +59,53 @@ describe('tools/list', () => {
     for (const t of tools) expect(t.name).toMatch(NAME)
   })
 
-  it('refuses a tools/call of anything but a meta-tool', async () => {
-    await expect(client.callTool({ name: 'everything:echo', arguments: {} })).rejects.toThrow(/Unknown tool/)
+  it('refuses a tools/call of anything but a meta-tool: JSON-RPC -32602, "MCP error -32602" said once', async () => {
+    const e = await client.callTool({ name: 'everything:echo', arguments: {} }).then(() => null, (e) => e)
+    expect(e.code).toBe(-32602)
+    expect(e.message).toBe('MCP error -32602: Unknown tool: everything:echo (this server lists codecall_search, codecall_describe, codecall_execute)')
+  })
+})
+
+describe('what the meta-tools answer to bad arguments', () => {
+  /** The argument error as the client reads it: structuredContent, and the same as JSON text. */
+  const refused = (message: string) => {
+    const structuredContent = { status: 'error', error: { code: 'ERR_INVALID_ARG', message } }
+    return { isError: true, structuredContent, content: [{ type: 'text', text: JSON.stringify(structuredContent) }] }
+  }
+  const raw = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args })
+
+  it('an unknown key is refused with the allowed keys named, as the client called the tool', async () => {
+    expect(await raw('codecall_execute', { script: 'return 1', timeoutMs: 5000 })).toEqual(
+      refused("codecall_execute: unknown key 'timeoutMs' (allowed: script, context, allowedTools, language, input)"),
+    )
+    expect(await raw('codecall_search', { query: 'echo', limit: 3 })).toEqual(
+      refused("codecall_search: unknown key 'limit' (allowed: query, queries, topK, filter)"),
+    )
+    expect(await raw('codecall_search', { query: 'echo', filter: { appIds: ['fx'], appId: 'fx' } })).toEqual(
+      refused("codecall_search: unknown key 'filter.appId' (allowed in filter: appIds, tags, includeOpenApi, includeInline)"),
+    )
+    expect(await raw('codecall_describe', { toolNames: ['fx:echo'], verbose: true })).toEqual(
+      refused("codecall_describe: unknown key 'verbose' (allowed: toolNames)"),
+    )
+  })
+
+  it('a wrong value is the same kind of result, with structuredContent', async () => {
+    expect(await raw('codecall_search', { topK: 3 })).toEqual(refused('input.query must be a string (or input.queries an array of strings)'))
+    expect(await raw('codecall_execute', { script: 1 })).toEqual(refused('input.script must be a string'))
+  })
+
+  it('every optional key may be omitted, undefined or null; seed 000 describe keys are still read', async () => {
+    for (const extra of [{}, { context: undefined, allowedTools: undefined, language: undefined, input: undefined }, { context: null, allowedTools: null, language: null }]) {
+      expect(await execute('return 6 * 7', extra)).toMatchObject({ status: 'ok', result: 42 })
+    }
+    expect(await execute('return input', { input: null })).toMatchObject({ status: 'ok', result: null })
+    for (const extra of [{}, { queries: undefined, topK: undefined, filter: undefined }, { queries: null, topK: null, filter: null }, { filter: { appIds: null, tags: null, includeOpenApi: null, includeInline: null } }]) {
+      const r = await callMeta(client, 'codecall_search', { query: 'echo the given text', ...extra })
+      expect(r.tools[0].name).toBe('fx:echo')
+    }
+    const d = await callMeta(client, 'codecall_describe', { tools: ['fx:echo', 'fx:pid'], max: 1 })
+    expect(d.tools.map((t: any) => t.name)).toEqual(['fx:echo'])
+    expect(d.omitted).toEqual(['fx:pid'])
   })
 })
 

@@ -7,8 +7,10 @@
 // It never calls a tool any other way than through the binding's `callTool`, so the framework's
 // input validation, outputSchema checks and the handler's context are those of a direct call.
 import { createRequire } from 'node:module'
-import { approveByElicitation, coalesced, indexTools, invalidArgumentsResult, metaToolResult, RequestScope } from '../common/mcp.mjs'
+import { approveByElicitation, coalesced, indexTools, invalidArgumentsResult, metaToolResult, RequestScope, unknownTool } from '../common/mcp.mjs'
 import { inToolCall, metaWithContext, withMetaParent } from '../common/otel.mjs'
+
+export { unknownTool }
 
 const require = createRequire(import.meta.url)
 const { CodeCall } = require('../../index.js')
@@ -52,14 +54,6 @@ export function listingContext() {
     mcpReq: { id: 0, method: 'tools/list', _meta: {}, signal, send: refuse, notify, log: notify },
     http: undefined,
   }
-}
-
-/** A JSON-RPC error the SDK sends as is: `code` -32602 (invalid params). */
-export function unknownTool(name) {
-  const e = new Error(`Unknown tool: ${name}`)
-  // @ts-ignore — the SDK reads a numeric `code` off any thrown error.
-  e.code = -32602
-  return e
 }
 
 /**

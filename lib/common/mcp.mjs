@@ -241,7 +241,26 @@ export function metaToolResult(result) {
   return out
 }
 
-/** Malformed meta-tool arguments (ERR_INVALID_ARG) as a result the model can read and fix. */
+/**
+ * Malformed meta-tool arguments (ERR_INVALID_ARG) as a result the model can read and fix: shaped
+ * as a failed result of the meta-tools is (`{ status, error: { code, message } }`, invoke's error
+ * form), in `structuredContent` and as its JSON text, so a client that reads either gets it.
+ */
 export function invalidArgumentsResult(e) {
-  return { isError: true, content: [{ type: 'text', text: `${e?.code ?? 'ERROR'}: ${e?.message ?? e}` }] }
+  const code = typeof e?.code === 'string' && e.code !== '' ? e.code : 'ERROR'
+  const message = typeof e?.message === 'string' ? e.message : String(e)
+  return metaToolResult({ status: 'error', error: { code, message } })
+}
+
+/**
+ * A `tools/call` of a tool this server does not have: a JSON-RPC error, code -32602 (invalid
+ * params), that the SDK sends as it is. Not an SDK `McpError`: that one puts "MCP error -32602: "
+ * into its own message, and the client's SDK adds it again on reading the reply.
+ * @param {string} name @param {string} [more] said after the name
+ */
+export function unknownTool(name, more = '') {
+  const e = new Error(`Unknown tool: ${name}${more}`)
+  // @ts-ignore — the SDK reads a numeric `code` off any thrown error.
+  e.code = -32602
+  return e
 }

@@ -7,14 +7,8 @@ import { createServer } from 'node:http'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  SetLevelRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js'
-import { invalidArgumentsResult, LOG_LEVELS, metaToolResult, RequestScope } from '../common/mcp.mjs'
+import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { invalidArgumentsResult, LOG_LEVELS, metaToolResult, RequestScope, unknownTool } from '../common/mcp.mjs'
 import { withMetaParent } from '../common/otel.mjs'
 import { VERSION } from './gateway.mjs'
 
@@ -58,7 +52,7 @@ export class Sessions {
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const { name, arguments: args } = request.params
       if (!gateway.isMetaTool(name)) {
-        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name} (this server lists ${[...gateway.metaNames].join(', ')})`)
+        throw unknownTool(name, ` (this server lists ${[...gateway.metaNames].join(', ')})`)
       }
       const scope = new RequestScope({
         sessionId: sessionId() ?? extra.sessionId ?? null,

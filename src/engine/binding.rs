@@ -632,7 +632,8 @@ impl CodeCall {
       return Err(args::invalid_arg(env, "host.callTool must be a function"));
     }
     let input = self.json_value(env, input, "input")?;
-    let input = InvokeInput::read(input).map_err(|e| args::invalid_arg(env, e))?;
+    let called = self.engine()?.meta_name(Meta::Invoke);
+    let input = InvokeInput::read(input, &called).map_err(|e| args::invalid_arg(env, e))?;
     let denied = read_denied_tools(env, &host)?;
     let filter = self.callback(env, "filter")?;
     let allow_fn: Option<Fn1<FnArgs<(Unknown, String)>, bool>> = self.helper(env)?.get("allow")?;

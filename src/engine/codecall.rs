@@ -284,6 +284,11 @@ impl Engine {
     out
   }
 
+  /// The name of a meta-tool under this engine's prefix and separator: the name clients call it by.
+  pub fn meta_name(&self, meta: Meta) -> String {
+    self.options.names.name(meta)
+  }
+
   /// Which meta-tool `name` is (invoke only when direct calls are enabled).
   pub fn meta(&self, name: &str) -> Option<Meta> {
     self.options.names.parse(name, self.options.direct_calls)
@@ -338,6 +343,7 @@ impl Engine {
   /// `codecall:describe`.
   pub fn describe(&self, input: &Value) -> Result<Value, InvalidArgument> {
     let o = input_object(input, "input")?;
+    Meta::Describe.check_keys(o, &self.meta_name(Meta::Describe))?;
     let (key, names) = match (o.get("toolNames"), o.get("tools")) {
       (Some(v), _) if !v.is_null() => ("toolNames", v),
       (_, Some(v)) if !v.is_null() => ("tools", v),
@@ -376,9 +382,11 @@ impl Engine {
   }
 
   /// Reads `codecall:execute`'s input (`{ script, language?, context?, input?, allowedTools? }`)
-  /// into `exec` and returns the script. `Err` is an invalid argument (`ERR_INVALID_ARG`).
+  /// into `exec` and returns the script. `Err` is an invalid argument (`ERR_INVALID_ARG`), an
+  /// unknown key among them.
   pub fn read_execute_input(&self, input: Value, exec: &mut ExecuteConfig) -> Result<String, InvalidArgument> {
     let Value::Object(mut input) = input else { return Err("input must be an object".into()) };
+    Meta::Execute.check_keys(&input, &self.meta_name(Meta::Execute))?;
     let script = match input.remove("script") {
       Some(Value::String(s)) => s,
       _ => return Err("input.script must be a string".into()),
@@ -483,6 +491,8 @@ struct SearchRequest {
 impl SearchRequest {
   fn read(input: &Value, defaults: &EngineOptions) -> Result<Self, InvalidArgument> {
     let o = input_object(input, "input")?;
+    let tool = defaults.names.name(Meta::Search);
+    Meta::Search.check_keys(o, &tool)?;
     let mut queries: Vec<String> = Vec::new();
     match o.get("query") {
       None | Some(Value::Null) => {}
@@ -516,6 +526,7 @@ impl SearchRequest {
     match o.get("filter") {
       None | Some(Value::Null) => {}
       Some(Value::Object(f)) => {
+        meta::check_filter_keys(f, &tool)?;
         search.app_ids = string_list(f.get("appIds"), "input.filter.appIds")?;
         search.tags = string_list(f.get("tags"), "input.filter.tags")?;
         for (key, source) in [("includeOpenApi", "openapi"), ("includeInline", "inline")] {

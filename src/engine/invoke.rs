@@ -1,6 +1,7 @@
 //! `codecall:invoke`, one tool through the host's pipeline without a VM — every decision in plain
 //! Rust, the I/O left to whoever drives it:
-//! 1. [`InvokeInput::read`] reads `{ tool, input? }` (bad input is an argument error);
+//! 1. [`InvokeInput::read`] reads `{ tool, input? }` (bad input, another key among it, is an
+//!    argument error);
 //! 2. [`Engine::begin_invoke`] applies the checks (direct calls on, not a meta-tool, indexed, on the
 //!    allowlist, `directCalls.filter`) — a refusal is already invoke's result, the host never hears
 //!    of it — and otherwise returns an [`Invocation`]: the [`HostCall`] to make and its
@@ -17,6 +18,7 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::codecall::{Engine, Refusal};
+use super::meta::Meta;
 use super::registry::ToolDef;
 use super::unwrap::unwrap_json;
 use crate::common::{ErrorCode, Glob, InvalidArgument};
@@ -31,9 +33,11 @@ pub struct InvokeInput {
 }
 
 impl InvokeInput {
-  /// Reads `{ tool, input? }`; other keys are ignored.
-  pub fn read(input: Value) -> Result<Self, InvalidArgument> {
+  /// Reads `{ tool, input? }`; another key is refused, named with `called`, the name the
+  /// client called the meta-tool by.
+  pub fn read(input: Value, called: &str) -> Result<Self, InvalidArgument> {
     let Value::Object(mut input) = input else { return Err(InvalidArgument::new("input must be an object")) };
+    Meta::Invoke.check_keys(&input, called)?;
     let tool = match input.remove("tool") {
       Some(Value::String(s)) => s,
       _ => return Err(InvalidArgument::new("input.tool must be a string")),
@@ -169,7 +173,7 @@ impl Engine {
     host: Arc<H>,
     done: impl FnOnce(Value) + Send + 'static,
   ) -> Result<(), InvalidArgument> {
-    let input = InvokeInput::read(input)?;
+    let input = InvokeInput::read(input, &self.meta_name(Meta::Invoke))?;
     match self.begin_invoke(input, id, &[], filter_allows) {
       Err(refused) => done(refused),
       Ok(invocation) => {

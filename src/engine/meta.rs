@@ -2,8 +2,8 @@
 //! definitions the model reads — short, exact, one example each (seed 001). All four together stay
 //! under 6 KB of JSON (a test holds them to it).
 
-use crate::common::InvalidArgument;
-use serde_json::{json, Value};
+use crate::common::{char_prefix, InvalidArgument};
+use serde_json::{json, Map, Value};
 
 use crate::validator::{SelfReference, META_TOOL_VERBS};
 
@@ -53,6 +53,38 @@ impl Meta {
       Meta::Invoke => INVOKE,
     }
   }
+
+  /// Refuses a key this meta-tool's input does not have: its definition says
+  /// `additionalProperties: false`, and a key a model invented (`timeoutMs`) or misspelt must not
+  /// be dropped without a word. `tool` is the name the client called it by; the allowed keys are
+  /// the ones the definition shows (the unadvertised spellings are read, not offered).
+  pub fn check_keys(self, input: &Map<String, Value>, tool: &str) -> Result<(), InvalidArgument> {
+    let keys = self.input_keys();
+    let allowed: Vec<&str> = keys.iter().filter(|k| k.shown).map(|k| k.name).collect();
+    match input.keys().find(|k| !keys.iter().any(|known| known.name == k.as_str())) {
+      Some(key) => Err(unknown_key(tool, "", key, "allowed", &allowed)),
+      None => Ok(()),
+    }
+  }
+}
+
+/// The keys of `codecall:search`'s `filter`, whose schema is closed too.
+pub const SEARCH_FILTER_KEYS: [&str; 4] = ["appIds", "tags", "includeOpenApi", "includeInline"];
+
+/// Refuses a key of search's `filter` outside [`SEARCH_FILTER_KEYS`].
+pub fn check_filter_keys(filter: &Map<String, Value>, tool: &str) -> Result<(), InvalidArgument> {
+  match filter.keys().find(|k| !SEARCH_FILTER_KEYS.contains(&k.as_str())) {
+    Some(key) => Err(unknown_key(tool, "filter.", key, "allowed in filter", &SEARCH_FILTER_KEYS)),
+    None => Ok(()),
+  }
+}
+
+/// `codecall_execute: unknown key 'timeoutMs' (allowed: script, context, …)`. The key is the
+/// caller's text: a long one is cut.
+fn unknown_key(tool: &str, at: &str, key: &str, label: &str, allowed: &[&str]) -> InvalidArgument {
+  let shown = char_prefix(key, 64);
+  let cut = if shown.len() < key.len() { "…" } else { "" };
+  format!("{tool}: unknown key '{at}{shown}{cut}' ({label}: {})", allowed.join(", ")).into()
 }
 
 /// One key of a meta-tool's input.

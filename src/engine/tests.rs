@@ -486,7 +486,6 @@ mod execute {
       "context": { "who": "ann" },
       "input": { "n": 7 },
       "allowedTools": ["users:other"],
-      "unknownKey": true,
     }));
     assert_eq!(ok(&done.unwrap()), json!({ "x": 7, "who": "ann", "r": "ACCESS_DENIED" }));
     assert!(calls.is_empty());
@@ -507,6 +506,10 @@ mod execute {
       (json!({ "script": "return 1", "context": [1] }), "input.context must be an object"),
       (json!({ "script": "return 1", "allowedTools": [1] }), "input.allowedTools[0] must be a string"),
       (json!({ "script": "return 1", "allowedTools": "a" }), "input.allowedTools must be an array of strings"),
+      (
+        json!({ "script": "return 1", "timeoutMs": 5000 }),
+        "codecall:execute: unknown key 'timeoutMs' (allowed: script, context, allowedTools, language, input)",
+      ),
     ] {
       let (done, calls) = run(input);
       assert_eq!(done.unwrap_err().message(), message);
@@ -604,7 +607,7 @@ mod invoke {
     let denied =
       [(Glob::new("x:*"), "MCP server 'x' is not in allowedServers".to_string()), (Glob::new("t:ok"), "no".into())];
     let code = |tool: &str| {
-      let input = InvokeInput::read(json!({ "tool": tool, "input": {} })).unwrap();
+      let input = InvokeInput::read(json!({ "tool": tool, "input": {} }), "codecall:invoke").unwrap();
       match e.begin_invoke(input, "invoke-1", &denied, |_| true) {
         Ok(_) => ("ok".to_string(), String::new()),
         Err(v) => {
@@ -697,17 +700,17 @@ mod invoke {
 }
 
 /// Each meta-tool's input has one shape, `Meta::input_keys`: the definition for models shows its
-/// shown keys, the reader reads every key (a wrong value is refused by the key's name; a
-/// required key missing is refused), and `CodeCall<Verb>Input` in `src/types.d.ts` lists the same
+/// shown keys, the reader reads every key and refuses any other (a wrong value is refused by the
+/// key's name; a required key missing is refused), and `CodeCall<Verb>Input` in `src/types.d.ts` lists the same
 /// keys, optional exactly when not required.
 mod input_shapes {
   use std::sync::Arc;
 
   use serde_json::{json, Map, Value};
 
-  use super::{tool, Engine, EngineOptions, Meta};
+  use super::{tool, Engine, EngineOptions, Meta, MetaNames};
   use crate::common::InvalidArgument;
-  use crate::engine::meta::{definitions, Describing};
+  use crate::engine::meta::{definitions, Describing, SEARCH_FILTER_KEYS};
   use crate::sandbox::{ExecuteConfig, SandboxConfig};
 
   /// Keys whose value may be anything (so no value is wrong).
@@ -744,7 +747,7 @@ mod input_shapes {
         let config = Arc::new(SandboxConfig::default());
         e.read_execute_input(input, &mut ExecuteConfig::new(&config)).map(drop)
       }
-      Meta::Invoke => crate::engine::InvokeInput::read(input).map(drop),
+      Meta::Invoke => crate::engine::InvokeInput::read(input, "codecall:invoke").map(drop),
     }
   }
 
@@ -777,10 +780,22 @@ mod input_shapes {
     let mut e = engine();
     for meta in Meta::ALL {
       read(&mut e, meta, Value::Object(valid(meta))).unwrap_or_else(|err| panic!("{meta:?}: {err}"));
-      // A key the shape does not have is ignored.
-      let mut extra = valid(meta);
-      extra.insert("notAKey".into(), json!({ "x": [1] }));
-      read(&mut e, meta, Value::Object(extra)).unwrap_or_else(|err| panic!("{meta:?}: {err}"));
+      // A key the shape does not have is refused, whatever its value, with the allowed keys
+      // (the shown ones) named; every key of the shape, `null`, is read as absent.
+      let shown: Vec<&str> = meta.input_keys().iter().filter(|k| k.shown).map(|k| k.name).collect();
+      for value in [json!({ "x": [1] }), Value::Null] {
+        let mut extra = valid(meta);
+        extra.insert("notAKey".into(), value);
+        let err = read(&mut e, meta, Value::Object(extra)).expect_err("notAKey");
+        let name = format!("codecall:{}", meta.verb());
+        assert_eq!(err.message(), format!("{name}: unknown key 'notAKey' (allowed: {})", shown.join(", ")));
+      }
+      // (Not the keys the minimal input holds: search's query, describe's toolNames.)
+      for key in meta.input_keys().iter().filter(|k| !k.required && !valid(meta).contains_key(k.name)) {
+        let mut nulled = valid(meta);
+        nulled.insert(key.name.into(), Value::Null);
+        read(&mut e, meta, Value::Object(nulled)).unwrap_or_else(|err| panic!("{meta:?}.{} = null: {err}", key.name));
+      }
       for key in meta.input_keys() {
         if key.required {
           let mut missing = valid(meta);
@@ -836,5 +851,65 @@ mod input_shapes {
       let rust: Vec<(String, bool)> = meta.input_keys().iter().map(|k| (k.name.to_string(), !k.required)).collect();
       assert_eq!(typescript_interface(&name), rust, "{name}");
     }
+  }
+
+  #[test]
+  fn unknown_keys_are_named_as_the_client_called_the_tool() {
+    let names = MetaNames::new(None, Some("_".into())).unwrap();
+    let mut e = Engine::new(EngineOptions { direct_calls: true, names, ..EngineOptions::default() }).unwrap();
+    e.set_tools(vec![tool(json!({ "name": "a:one" }))]).unwrap();
+    let config = Arc::new(SandboxConfig::default());
+    let err = e
+      .read_execute_input(json!({ "script": "return 1", "timeoutMs": 5000 }), &mut ExecuteConfig::new(&config))
+      .unwrap_err();
+    assert_eq!(
+      err.message(),
+      "codecall_execute: unknown key 'timeoutMs' (allowed: script, context, allowedTools, language, input)"
+    );
+    // Seed 000's describe keys stay accepted, though only toolNames is offered.
+    assert!(e.describe(&json!({ "tools": ["a:one"], "max": 1 })).is_ok());
+    let err = e.describe(&json!({ "toolNames": ["a:one"], "names": [] })).unwrap_err();
+    assert_eq!(err.message(), "codecall_describe: unknown key 'names' (allowed: toolNames)");
+    // The first unknown key as sent; a long one is cut.
+    let long = "k".repeat(100);
+    let mut input = Map::new();
+    input.insert("query".into(), json!("one"));
+    input.insert(long.clone(), json!(1));
+    input.insert("limit".into(), json!(1));
+    let err = read(&mut e, Meta::Search, Value::Object(input)).unwrap_err();
+    assert_eq!(
+      err.message(),
+      format!("codecall_search: unknown key '{}…' (allowed: query, queries, topK, filter)", &long[..64])
+    );
+  }
+
+  #[test]
+  fn search_filter_keys_are_closed_too() {
+    let mut e = engine();
+    for filter in [json!({}), json!({ "appIds": null, "tags": null, "includeOpenApi": null, "includeInline": null })] {
+      read(&mut e, Meta::Search, json!({ "query": "one", "filter": filter })).unwrap();
+    }
+    let err = read(&mut e, Meta::Search, json!({ "query": "one", "filter": { "appId": ["a"] } })).unwrap_err();
+    assert_eq!(
+      err.message(),
+      "codecall:search: unknown key 'filter.appId' (allowed in filter: appIds, tags, includeOpenApi, includeInline)"
+    );
+    // The definition's filter schema has the same keys.
+    let d = Describing {
+      top_k: 8,
+      max_definitions: 8,
+      allow_loops: false,
+      allow_console: true,
+      timeout_ms: 1,
+      direct_calls: false,
+    };
+    let defs = definitions(&Default::default(), &d);
+    let keys: Vec<&str> = defs[0]["inputSchema"]["properties"]["filter"]["properties"]
+      .as_object()
+      .unwrap()
+      .keys()
+      .map(String::as_str)
+      .collect();
+    assert_eq!(keys, SEARCH_FILTER_KEYS);
   }
 }
