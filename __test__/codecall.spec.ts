@@ -253,17 +253,19 @@ return { ids: list.items.map((u) => u.id), one, text }`,
     // The query shares no word with the tool: only the semantic signal finds it.
     const list: ToolDefinition[] = [...tools, { name: 'weather:get_forecast', appId: 'weather', description: 'Get the weather forecast for a city' }]
     const engines: CodeCall[] = []
-    const found = (options: ConstructorParameters<typeof CodeCall>[0]) => {
+    const found = async (options: ConstructorParameters<typeof CodeCall>[0]) => {
       const cc = new CodeCall(options)
       engines.push(cc)
       cc.setTools(list)
+      // Tools are embedded in the background; until then search is lexical.
+      await cc.ready()
       return cc.search({ query: 'will it rain tomorrow' }).tools.map((t) => t.name)
     }
     for (const search of [undefined, {}, { semantic: undefined }, { semantic: null }, { semantic: true }]) {
-      expect(found({ search: search as never })).toEqual(['weather:get_forecast'])
+      expect(await found({ search: search as never })).toEqual(['weather:get_forecast'])
     }
-    expect(found({})).toEqual(['weather:get_forecast'])
-    expect(found({ search: { semantic: false } as never })).toEqual([])
+    expect(await found({})).toEqual(['weather:get_forecast'])
+    expect(await found({ search: { semantic: false } })).toEqual([])
     expectInvalidArg(() => new CodeCall({ search: { semantic: 'yes' } as never }), /options\.search\.semantic/)
     await Promise.all(engines.map((cc) => cc.dispose()))
   })

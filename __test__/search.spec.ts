@@ -1,11 +1,16 @@
 import { execFileSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { Worker } from 'node:worker_threads'
 
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 
-import { ToolIndex, type IndexedTool } from '../index.js'
+import { CodeCall, ToolIndex, type IndexedTool, type ToolDefinition } from '../index.js'
 import { expectInvalidArg } from './helpers.js'
+
+const root = join(__dirname, '..', 'index.js')
 
 const tools: IndexedTool[] = [
   {
@@ -37,6 +42,12 @@ const tools: IndexedTool[] = [
 function indexOf(list: IndexedTool[] = tools, options?: ConstructorParameters<typeof ToolIndex>[0]) {
   const index = new ToolIndex(options)
   index.upsert(list)
+  return index
+}
+/** `indexOf` once every tool has its sentence-model vector (the semantic signal is in use). */
+async function readyIndexOf(list: IndexedTool[] = tools, options?: ConstructorParameters<typeof ToolIndex>[0]) {
+  const index = indexOf(list, options)
+  await index.ready()
   return index
 }
 const names = (index: ToolIndex, query: string, options?: Parameters<ToolIndex['search']>[1]) =>
@@ -175,6 +186,9 @@ describe('ToolIndex: updates', () => {
     expect(index.size).toBe(10_001)
     expect(names(index, 'refund a payment')[0]).toBe('billing:refund_payment')
     expect(names(index, 'get item', { appIds: ['app7'], topK: 1000 })).toHaveLength(400)
+    // Drops the 10 001 queued embedding jobs: the model's threads are process-wide, and the
+    // semantic tests below would wait behind them.
+    index.clear()
   })
 })
 
@@ -220,97 +234,165 @@ describe('ToolIndex: hostile and odd input', () => {
   })
 })
 
-describe('ToolIndex: semantic signal (static embeddings)', () => {
+
+describe('ToolIndex: semantic signal (sentence model)', () => {
   const weather: IndexedTool = { name: 'weather:get_forecast', appId: 'weather', description: 'Get the weather forecast for a city' }
-  // Shares no word (nor synonym) with the tool: found by the embedding alone.
+  // Shares no word (nor synonym) with the tool: found by the model alone.
   const paraphrase = 'will it rain tomorrow'
 
-  it('is on by default: omitted, undefined and null all mean on; false turns it off', () => {
+  it('is on by default: omitted, undefined and null all mean on; false turns it off', async () => {
     const on = [undefined, {}, { semantic: undefined }, { semantic: null as never }, { semantic: true }]
-    for (const options of on) expect(names(indexOf([...tools, weather], options), paraphrase)).toEqual(['weather:get_forecast'])
-    expect(names(indexOf([...tools, weather], { semantic: false }), paraphrase)).toEqual([])
+    for (const options of on) expect(names(await readyIndexOf([...tools, weather], options), paraphrase)).toEqual(['weather:get_forecast'])
+    expect(names(await readyIndexOf([...tools, weather], { semantic: false }), paraphrase)).toEqual([])
     expectInvalidArg(() => new ToolIndex({ semantic: 'yes' as never }), /options/)
   })
 
-  it('a tool found by the embedding alone scores low, and passes the same filters', () => {
-    const index = indexOf([...tools, weather])
-    const [hit] = index.search(paraphrase)
+  it('a tool found by the model alone scores below one that shares the words, and passes the same filters', async () => {
+    const index = await readyIndexOf([...tools, weather])
+    const [hit, ...rest] = index.search(paraphrase)
+    expect(rest).toEqual([])
+    expect(hit.name).toBe('weather:get_forecast')
     expect(hit.score).toBeGreaterThan(0)
-    expect(hit.score).toBeLessThanOrEqual(0.035)
+    expect(hit.score).toBeLessThan(index.search('weather forecast')[0].score)
+    expect(index.search('weather:get_forecast')[0]).toMatchObject({ name: 'weather:get_forecast', score: 1 })
     expect(names(index, paraphrase, { appIds: ['github'] })).toEqual([])
     expect(names(index, paraphrase, { appIds: ['weather'] })).toEqual(['weather:get_forecast'])
     expect(names(index, paraphrase, { tags: ['write'] })).toEqual([])
     expect(names(index, paraphrase, { sources: ['inline'] })).toEqual([])
-    expect(names(index, paraphrase, { minScore: 0.04 })).toEqual([])
+    expect(names(index, paraphrase, { minScore: hit.score })).toEqual(['weather:get_forecast'])
+    expect(names(index, paraphrase, { minScore: Math.min(1, hit.score + 0.001) })).toEqual([])
     index.remove(['weather:get_forecast'])
     expect(names(index, paraphrase)).toEqual([])
   })
 
-  it('reads the title (or annotations.title) and the input properties\' descriptions', () => {
+  it('reads the title (or annotations.title); property descriptions no longer count', async () => {
     const bare = { name: 'fc', description: '' }
     const titled = { ...bare, title: 'Weather forecast' } as IndexedTool
     const annotated = { ...bare, annotations: { title: 'Weather forecast' } } as IndexedTool
-    const described: IndexedTool = {
-      ...bare,
-      inputSchema: { type: 'object', properties: { city: { type: 'string', description: 'City to get the weather forecast for' } } },
-    }
-    expect(names(indexOf([bare]), paraphrase)).toEqual([])
-    for (const t of [titled, annotated, described]) expect(names(indexOf([t]), paraphrase)).toEqual(['fc'])
+    expect(names(await readyIndexOf([bare]), paraphrase)).toEqual([])
+    for (const t of [titled, annotated]) expect(names(await readyIndexOf([t]), paraphrase)).toEqual(['fc'])
+    // `title` wins over `annotations.title`.
+    const both = { ...bare, title: 'Weather forecast', annotations: { title: 'Delete a file' } } as IndexedTool
+    expect(names(await readyIndexOf([both]), paraphrase)).toEqual(['fc'])
     // Not strings: ignored, not refused.
-    expect(names(indexOf([{ ...bare, title: 7 } as unknown as IndexedTool]), paraphrase)).toEqual([])
+    for (const t of [{ ...bare, title: 7 }, { ...bare, annotations: { title: ['Weather forecast'] } }, { ...bare, annotations: 'Weather forecast' }]) {
+      expect(names(await readyIndexOf([t as unknown as IndexedTool]), paraphrase)).toEqual([])
+    }
+    // A property's description is not embedded: the same tool without it ranks the same.
+    const property = (description?: string): IndexedTool => ({
+      ...bare,
+      inputSchema: { type: 'object', properties: { city: { type: 'string', ...(description ? { description } : {}) } } },
+    })
+    const described = await readyIndexOf([property('City to get the weather forecast for')])
+    const plain = await readyIndexOf([property()])
+    for (const q of [paraphrase, 'weather forecast for a city', 'city']) expect(described.search(q)).toEqual(plain.search(q))
   })
 
-  // On Windows the table is compiled in.
-  it.skipIf(process.platform === 'win32')('without its table (a .node copied away from it): lexical search, and one warning per process', () => {
-    // A fresh Node process: the table is read once per process.
+  // On Windows the model file is looked for the same way; the child's environment is what matters.
+  it('without its model file (missing, or not a model): lexical search, and one warning per process naming the path', () => {
+    // A fresh Node process: the model is read once per process.
     const script = `
-      const { ToolIndex, CodeCall } = require(${JSON.stringify(join(__dirname, '..', 'index.js'))})
+      const { ToolIndex, CodeCall } = require(${JSON.stringify(root)})
       const warnings = []
-      process.on('warning', (w) => warnings.push({ code: w.code, message: w.message }))
+      let step = 'load'
+      process.on('warning', (w) => warnings.push({ step, code: w.code, message: w.message }))
+      const tick = () => new Promise((resolve) => setImmediate(resolve))
       const tools = [{ name: 'weather:get_forecast', description: 'Get the weather forecast for a city' }]
-      const a = new ToolIndex(); a.upsert(tools)
-      const b = new ToolIndex(); b.upsert(tools)
-      new CodeCall().dispose()
-      new ToolIndex({ semantic: false })
-      const out = { paraphrase: a.search('will it rain tomorrow').map((h) => h.name), word: b.search('forecast').map((h) => h.name) }
-      setImmediate(() => console.log(JSON.stringify({ ...out, warnings })))
+      ;(async () => {
+        step = 'construct'
+        const a = new ToolIndex()
+        await tick()
+        step = 'upsert'
+        a.upsert(tools)
+        await tick()
+        step = 'later'
+        const t0 = Date.now()
+        await a.ready()
+        const readyMs = Date.now() - t0
+        const b = new ToolIndex()
+        b.upsert(tools)
+        await b.ready()
+        const cc = new CodeCall()
+        cc.setTools(tools)
+        await cc.ready()
+        const engine = cc.search({ query: 'will it rain tomorrow' }).tools.map((t) => t.name)
+        await cc.dispose()
+        new ToolIndex({ semantic: false }).upsert(tools)
+        const out = { readyMs, engine, paraphrase: a.search('will it rain tomorrow').map((h) => h.name), word: b.search('forecast').map((h) => h.name) }
+        await tick()
+        console.log(JSON.stringify({ ...out, warnings }))
+      })()
     `
-    for (const path of [join(__dirname, 'no-such-table.bin'), __filename]) {
-      const stdout = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CODECALL_EMBEDDINGS_PATH: path } })
+    // A missing file is known when an index is made; a file that is not a model once it was read
+    // (by the first upsert).
+    for (const [path, step] of [
+      [join(__dirname, 'no-such-model.bin'), 'construct'],
+      [__filename, 'upsert'],
+    ]) {
+      const stdout = execFileSync(process.execPath, ['-e', script], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 30_000,
+        env: { ...process.env, CODECALL_EMBEDDINGS_PATH: path },
+      })
       const out = JSON.parse(stdout)
       expect(out.paraphrase).toEqual([])
+      expect(out.engine).toEqual([])
       expect(out.word).toEqual(['weather:get_forecast'])
+      expect(out.readyMs).toBeLessThan(5_000)
       expect(out.warnings).toHaveLength(1)
-      expect(out.warnings[0].code).toBe('CODECALL_NO_EMBEDDINGS')
+      expect(out.warnings[0]).toMatchObject({ step, code: 'CODECALL_NO_EMBEDDINGS' })
       expect(out.warnings[0].message).toContain(path)
     }
   })
 
-  it('unrelated queries still return []', () => {
-    const index = indexOf([...tools, weather])
-    for (const q of ['bake a chocolate cake', 'what is the capital of France', 'tips for growing tomatoes on a balcony']) {
+  it('unrelated queries still return []', async () => {
+    const index = await readyIndexOf([...tools, weather])
+    for (const q of ['bake a chocolate cake', 'what is the capital of France', 'tips for growing tomatoes on a balcony', 'xyzzy plugh', 'the of and']) {
       expect(index.search(q)).toEqual([])
     }
   })
 
   describe('on the benchmark corpus (bench/search)', () => {
     const corpus = JSON.parse(readFileSync(join(__dirname, '..', 'bench', 'search', 'corpus.json'), 'utf8'))
+    const queries: { query: string; expected: string[]; appIds?: string[] }[] = JSON.parse(
+      readFileSync(join(__dirname, '..', 'bench', 'search', 'queries.json'), 'utf8'),
+    ).queries
     const real = corpus.tools.map((t: { appId: string; name: string; title?: string; annotations?: { title?: string } }) => ({
       ...t,
       name: `${t.appId}:${t.name}`,
       title: t.title ?? t.annotations?.title,
     })) as IndexedTool[]
     const lexical = indexOf(real, { semantic: false })
-    const semantic = indexOf(real)
+    let semantic: ToolIndex
+    // Made here, not when the suite is collected: its 1 138 embedding jobs would queue ahead of
+    // every other test's. Cold, embedding the corpus takes tens of seconds on a small machine.
+    beforeAll(async () => {
+      semantic = await readyIndexOf(real)
+    }, 300_000)
 
-    it('a paraphrase from the tune half: rank 3 lexically (the old ranking), 1 with the semantic signal', () => {
+    it('semantic: false ranks lexically (a query from the tune half)', () => {
       const q = 'resolve sentry isssue CHECKOUT-1A2'
       expect(lexical.search(q, { topK: 3 }).map((h) => [h.name, h.score])).toEqual([
         ['sentry:analyze_issue_with_seer', 0.262],
         ['sentry:search_issues', 0.2582],
         ['sentry:update_issue', 0.2559],
       ])
-      expect(names(semantic, q)[0]).toBe('sentry:update_issue')
+    })
+
+    it('a paraphrase from the tune half that the lexical index misses is found with the semantic signal', () => {
+      const q = 'convert this local PDF report to markdown'
+      expect(names(lexical, q, { topK: 10 })).not.toContain('firecrawl:firecrawl_parse')
+      expect(names(semantic, q, { topK: 5 })).toContain('firecrawl:firecrawl_parse')
+    })
+
+    it('over all the benchmark queries, the semantic signal ranks at least as well as the lexical index alone (MRR@10)', () => {
+      const mrr = (index: ToolIndex) =>
+        queries.reduce((sum, q) => {
+          const rank = names(index, q.query, { topK: 10, ...(q.appIds ? { appIds: q.appIds } : {}) }).findIndex((n) => q.expected.includes(n)) + 1
+          return sum + (rank ? 1 / rank : 0)
+        }, 0) / queries.length
+      expect(mrr(semantic)).toBeGreaterThanOrEqual(mrr(lexical))
     })
 
     it('unrelated queries still return []', () => {
@@ -319,5 +401,148 @@ describe('ToolIndex: semantic signal (static embeddings)', () => {
         expect(semantic.search(q)).toEqual([])
       }
     })
+  })
+})
+
+describe('ToolIndex: ready()', () => {
+  const weather: IndexedTool = { name: 'weather:get_forecast', appId: 'weather', description: 'Get the weather forecast for a city' }
+  const paraphrase = 'will it rain tomorrow'
+  /** `n` tools whose texts no other test (or run) embedded: nothing of them is cached. */
+  const fresh = (n: number) => {
+    const salt = randomUUID()
+    return Array.from({ length: n }, (_, i): IndexedTool => ({
+      name: `svc${i % 40}:manage_record_${i}`,
+      appId: `svc${i % 40}`,
+      description: `Manage record ${i} of kind ${salt} in the tracker`,
+    }))
+  }
+  /** Whether `promise` settles within `ms`. */
+  const settlesWithin = (promise: Promise<unknown>, ms: number) => {
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)))
+    return Promise.race([promise.then(() => true), late]).finally(() => clearTimeout(timer))
+  }
+
+  it('takes no arguments and resolves to undefined', async () => {
+    const index = new ToolIndex()
+    expect(index.ready.length).toBe(0)
+    const p = index.ready()
+    expect(p).toBeInstanceOf(Promise)
+    expect(await p).toBeUndefined()
+  })
+
+  it('resolves at once with semantic: false (however many tools) and on an empty index', async () => {
+    const off = indexOf(fresh(1000), { semantic: false })
+    expect(await settlesWithin(off.ready(), 1_000)).toBe(true)
+    expect(await settlesWithin(new ToolIndex().ready(), 1_000)).toBe(true)
+    const cleared = indexOf([weather])
+    cleared.clear()
+    expect(await settlesWithin(cleared.ready(), 1_000)).toBe(true)
+  })
+
+  it('called several times at once, every call resolves', async () => {
+    const index = indexOf([...fresh(30), weather])
+    const calls = Array.from({ length: 10 }, () => index.ready())
+    await Promise.all(calls)
+    expect(names(index, paraphrase)).toEqual(['weather:get_forecast'])
+    // And again, once ready.
+    await Promise.all(Array.from({ length: 5 }, () => index.ready()))
+  })
+
+  it('search right after upsert of many tools answers at once, lexically; after ready() the model ranks too', async () => {
+    const list = [...tools, weather, ...fresh(1000)]
+    const index = indexOf([...tools, weather])
+    const lexical = indexOf(list, { semantic: false })
+    await index.ready()
+    expect(names(index, paraphrase)).toEqual(['weather:get_forecast'])
+    index.upsert(list)
+    // Not every tool has its vector yet: scores are exactly those of semantic: false.
+    const t0 = Date.now()
+    for (const q of [paraphrase, 'manage record 17', 'create an issue', 'weather forecast']) {
+      expect(index.search(q, { topK: 20 })).toEqual(lexical.search(q, { topK: 20 }))
+    }
+    expect(Date.now() - t0).toBeLessThan(5_000)
+    // Its 1 000 queued jobs are dropped: nothing else waits behind them.
+    index.clear()
+    await index.ready()
+  })
+
+  it('after ready(), a paraphrase that shares no word with the tool is found', async () => {
+    const index = indexOf([...tools, weather, ...fresh(20)])
+    await index.ready()
+    expect(names(index, paraphrase)).toEqual(['weather:get_forecast'])
+    expect(names(indexOf([...tools, weather, ...fresh(20)], { semantic: false }), paraphrase)).toEqual([])
+  })
+
+  it('remove or clear while vectors are pending still lets ready() resolve, and the index keeps working', async () => {
+    const removed = fresh(300)
+    const index = indexOf(removed)
+    const before = index.ready()
+    index.remove(removed.map((t) => t.name))
+    expect(index.size).toBe(0)
+    await Promise.all([before, index.ready()])
+
+    const cleared = indexOf(fresh(300))
+    const pending = cleared.ready()
+    cleared.clear()
+    await Promise.all([pending, cleared.ready()])
+    expect(cleared.size).toBe(0)
+    cleared.upsert([...tools, weather])
+    await cleared.ready()
+    expect(names(cleared, paraphrase)).toEqual(['weather:get_forecast'])
+  })
+
+  it('a process that upserts the 1 138 corpus tools and exits without awaiting ready() exits promptly', () => {
+    const script = `
+      const { ToolIndex } = require(${JSON.stringify(root)})
+      const corpus = require(${JSON.stringify(join(__dirname, '..', 'bench', 'search', 'corpus.json'))})
+      const index = new ToolIndex()
+      index.upsert(corpus.tools.map((t) => ({ ...t, name: t.appId + ':' + t.name })))
+      console.log(JSON.stringify({ size: index.size, top: index.search('create an issue on github')[0]?.name }))
+    `
+    const t0 = Date.now()
+    const stdout = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 })
+    expect(JSON.parse(stdout)).toEqual({ size: 1138, top: 'github:create_issue' })
+    // Embedding them all takes tens of seconds; exiting must not wait for it.
+    expect(Date.now() - t0).toBeLessThan(15_000)
+  })
+
+  it('works in a worker thread: upsert, await ready(), search; the worker then ends on its own, or when terminated', async () => {
+    const code = `
+      const { parentPort, workerData } = require('node:worker_threads')
+      const { ToolIndex } = require(workerData.root)
+      const index = new ToolIndex()
+      index.upsert(workerData.tools)
+      if (workerData.wait) index.ready().then(() => parentPort.postMessage(index.search(workerData.query).map((h) => h.name)))
+      else parentPort.postMessage('upserted'), setInterval(() => {}, 1_000) // busy until terminated
+    `
+    const done = new Worker(code, { eval: true, workerData: { root, tools: [...tools, weather, ...fresh(20)], query: paraphrase, wait: true } })
+    const exited = once(done, 'exit')
+    const [found] = await once(done, 'message')
+    expect(found).toEqual(['weather:get_forecast'])
+    expect((await exited)[0]).toBe(0)
+    // Terminated while its tools are still being embedded (twice at once).
+    const busy = [0, 1].map(() => new Worker(code, { eval: true, workerData: { root, tools: fresh(100), wait: false } }))
+    await Promise.all(busy.map((w) => once(w, 'message')))
+    expect(await Promise.all(busy.map((w) => w.terminate()))).toEqual([1, 1])
+    // The model's threads carry on for this thread's indexes.
+    expect(names(await readyIndexOf([...tools, weather, ...fresh(5)]), paraphrase)).toEqual(['weather:get_forecast'])
+  })
+
+  it('CodeCall.ready(): once it resolves, codecall:search finds a paraphrase; semantic: false resolves at once', async () => {
+    const cc = new CodeCall()
+    const off = new CodeCall({ search: { semantic: false } })
+    try {
+      // These IndexedTools have no `examples`: valid ToolDefinitions as they are.
+      cc.setTools([weather, ...fresh(20)] as ToolDefinition[])
+      off.setTools([weather, ...fresh(20)] as ToolDefinition[])
+      expect(cc.ready.length).toBe(0)
+      expect(await cc.ready()).toBeUndefined()
+      expect(cc.search({ query: paraphrase }).tools.map((t) => t.name)).toEqual(['weather:get_forecast'])
+      expect(await settlesWithin(off.ready(), 1_000)).toBe(true)
+      expect(off.search({ query: paraphrase }).tools).toEqual([])
+    } finally {
+      await Promise.all([cc.dispose(), off.dispose()])
+    }
   })
 })

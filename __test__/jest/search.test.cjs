@@ -21,6 +21,13 @@ describe('ToolIndex under Jest', () => {
     expect(index.search('nothing matches this')).toEqual([])
   })
 
+  test('ready() resolves under Jest, and then a paraphrase finds its tool', async () => {
+    const index = new ToolIndex()
+    index.upsert([...tools, { name: 'weather:get_forecast', appId: 'weather', description: 'Get the weather forecast for a city' }])
+    await index.ready()
+    expect(index.search('will it rain tomorrow').map((h) => h.name)).toEqual(['weather:get_forecast'])
+  })
+
   test('bad arguments throw TypeError ERR_INVALID_ARG', () => {
     const index = new ToolIndex()
     expect(() => index.upsert([{}])).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG' }))

@@ -3,6 +3,8 @@
 //   node bench/search/run.mjs            # everything (needs `npm run build` first)
 //   node bench/search/run.mjs --quality  # quality tables only
 //   node bench/search/run.mjs --scale    # latency / scale / memory only
+//   node bench/search/run.mjs --model    # the sentence model's costs: query latency on/off, time to
+//                                        # ready() (cold and cached), search before ready, RSS
 //
 // Quality: every query of queries.json runs against ToolIndex (this package), TF-IDF cosine over
 // name + description (FrontMCP's default) and plain BM25 over name + description, all on the same
@@ -14,12 +16,15 @@
 // looked at while tuning weights, the synonym table and the semantic fusion (a, τ); the test half
 // is reported separately.
 //
-// ToolIndex runs with its defaults (semantic signal on: static embeddings blended with BM25F) and
-// with `semantic: false` (the lexical index alone); `--semantic` prints only that comparison, by
-// half and query style.
+// ToolIndex runs with its defaults (semantic signal on: the all-MiniLM-L6-v2 sentence model, int8,
+// run by the addon, fused with BM25F) and with `semantic: false` (the lexical index alone);
+// `--semantic` prints only that comparison, by half and query style. Tools are embedded on
+// background threads after `upsert` and search is lexical until every tool has its vector, so
+// every semantic measurement first awaits `ready()`.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import os from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -27,16 +32,18 @@ import { Bm25, TfIdfCosine, tokenize } from './baselines.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
-const { ToolIndex } = require('../../index.js')
+const args = new Set(process.argv.slice(2))
+// The ready-child loads the addon itself (it measures RSS before loading it).
+const { ToolIndex } = args.has('--ready-child') ? {} : require('../../index.js')
 
 const corpus = JSON.parse(readFileSync(join(here, 'corpus.json'), 'utf8'))
 const queries = JSON.parse(readFileSync(join(here, 'queries.json'), 'utf8')).queries
-const args = new Set(process.argv.slice(2))
 
 /**
  * Corpus tools as indexed: names made unique by their server (`<appId>:<name>`, as the gateway does).
- * `title` (MCP `title`, else `annotations.title`) is read by ToolIndex's semantic signal only; the
- * baselines read name + description.
+ * `title` (MCP `title`, else `annotations.title`) is read by ToolIndex's semantic signal only (the
+ * model embeds `<appId>: <name words>. <title>. <description>. <property names>`); the baselines
+ * read name + description.
  */
 const tools = corpus.tools.map((t) => ({
   name: `${t.appId}:${t.name}`,
@@ -80,19 +87,21 @@ function evaluate(system, list) {
   return { n: list.length, recall1: r1 / n, recall5: r5 / n, mrr10: mrr / n, misses }
 }
 
-function ours(options) {
+/** A ToolIndex of the corpus once every tool has its vector (at once with `semantic: false`). */
+async function ours(options, list = tools) {
   const index = new ToolIndex(options)
-  index.upsert(tools)
+  index.upsert(list)
+  await index.ready()
   return index
 }
 
-function quality() {
+async function quality() {
   checkQueries()
   const systems = [
-    ['ToolIndex (this package)', ours()],
-    ['ToolIndex, semantic off', ours({ semantic: false })],
-    ['ToolIndex, synonyms off', ours({ synonyms: false })],
-    ['ToolIndex, fuzzy off', ours({ fuzzy: false })],
+    ['ToolIndex (this package)', await ours()],
+    ['ToolIndex, semantic off', await ours({ semantic: false })],
+    ['ToolIndex, synonyms off', await ours({ synonyms: false })],
+    ['ToolIndex, fuzzy off', await ours({ fuzzy: false })],
     ['TF-IDF cosine (name + description)', new TfIdfCosine(tools)],
     ['BM25 (name + description)', new Bm25(tools)],
   ]
@@ -181,8 +190,10 @@ function timeQueries(system, rounds) {
   return times
 }
 
-function scale() {
+async function scale() {
   console.log('## Latency and scale\n')
+  console.log('(index build: upsert + the first search, which commits the batch; with the semantic signal on, the')
+  console.log('tools are embedded afterwards on background threads: see --model for the time to ready())\n')
   console.log('| tools | system | index build (median of 5) | query p50 | query p99 |')
   console.log('|---:|---|---:|---:|---:|')
   for (const n of [1000, 10000]) {
@@ -191,6 +202,7 @@ function scale() {
     let index
     let lexical
     for (let i = 0; i < 5; i++) {
+      index?.clear() // drops the previous round's queued embedding jobs
       let t0 = process.hrtime.bigint()
       index = new ToolIndex()
       index.upsert(list)
@@ -208,6 +220,8 @@ function scale() {
       new Bm25(list)
       builds.bm25.push(ms(process.hrtime.bigint() - t0))
     }
+    // Queries are timed with the semantic signal in use: every tool has its vector.
+    await index.ready()
     const rounds = n >= 10000 ? 10 : 40
     const rows = [
       ['ToolIndex', index, builds.ours],
@@ -221,18 +235,103 @@ function scale() {
       console.log(`| ${n} | ${name} | ${median(b).toFixed(1)} ms | ${median(t).toFixed(0)} µs | ${pct(t, 99).toFixed(0)} µs |`)
     }
   }
-  const child = (...a) => JSON.parse(execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), ...a], { encoding: 'utf8' }))
   const mem = child('--memory-child', '10000')
   const memOff = child('--memory-child', '10000', '--semantic-off')
   console.log(
-    `\nMemory of a 10 000-tool ToolIndex (RSS growth in a fresh process, after GC): ${mem.rssMiB.toFixed(1)} MiB (semantic off: ${memOff.rssMiB.toFixed(1)} MiB)`,
+    `\nMemory of a 10 000-tool ToolIndex (RSS growth in a fresh process, after ready() and GC; includes the model, ~23 MB): ${mem.rssMiB.toFixed(1)} MiB (semantic off: ${memOff.rssMiB.toFixed(1)} MiB)`,
   )
-  // The embedding table is parsed once per process, on the first upsert with the signal on.
+  // The model file is read and parsed once per process (on a background thread from the first
+  // `new ToolIndex`; the first upsert waits for it).
   const first = Array.from({ length: 5 }, () => child('--first-use-child'))
   const f = (k) => median(first.map((r) => r[k])).toFixed(2)
   console.log(
-    `First use in a fresh process (median of 5): new ToolIndex + upsert(1 tool) + search: ${f('on')} ms (semantic off: ${f('off')} ms); table parse alone ≈ the difference`,
+    `First use in a fresh process (median of 5): new ToolIndex + upsert(1 tool) + search: ${f('on')} ms (semantic off: ${f('off')} ms); model read + parse ≈ the difference`,
   )
+}
+
+const child = (...a) =>
+  JSON.parse(execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), ...a], { encoding: 'utf8', maxBuffer: 64 << 20 }))
+
+/** The sentence model's costs: query latency with it on and off, time to `ready()`, search before it, memory. */
+async function model() {
+  console.log(`## The sentence model (all-MiniLM-L6-v2, int8): ${tools.length} corpus tools, ${queries.length} queries\n`)
+  const threads = process.env.CODECALL_EMBED_THREADS ? ` (CODECALL_EMBED_THREADS=${process.env.CODECALL_EMBED_THREADS})` : ''
+  console.log(`Machine: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}${threads}\n`)
+
+  // Time to ready(), cold: a fresh process, nothing cached (the model itself is read there too).
+  const cold = child('--ready-child')
+  console.log('| measure | value |')
+  console.log('|---|---:|')
+  console.log(`| upsert(${tools.length}) → ready(), cold (fresh process, nothing cached) | ${(cold.readyMs / 1000).toFixed(2)} s (upsert itself ${cold.upsertMs.toFixed(0)} ms) |`)
+  console.log(`| same tools, a second index in that process (memory cache) | ${cold.secondMs.toFixed(1)} ms |`)
+  console.log(`| RSS of that process after ready() | ${cold.rssMiB.toFixed(0)} MiB (before loading the addon: ${cold.rssStartMiB.toFixed(0)} MiB) |`)
+
+  // The first search right after upsert of 1 000 tools: lexical, while the vectors are computed.
+  const firsts = Array.from({ length: 5 }, () => child('--first-search-child', '1000'))
+  const fs = (k) => median(firsts.map((r) => r[k]))
+  console.log(
+    `| first search right after upsert(1 000), while embedding (median of 5 fresh processes) | ${fs('searchMs').toFixed(1)} ms (upsert ${fs('upsertMs').toFixed(0)} ms; semantic off: ${fs('offSearchMs').toFixed(1)} ms) |`,
+  )
+  console.log(`| … later searches while embedding (median of 20, same processes) | ${fs('laterMs').toFixed(2)} ms |`)
+
+  // Query latency after ready(): all queries × 5 rounds, semantic on vs off (this process).
+  const on = await ours()
+  const off = await ours({ semantic: false })
+  timeQueries(on, 1) // warm up
+  timeQueries(off, 1)
+  const tOn = timeQueries(on, 5)
+  const tOff = timeQueries(off, 5)
+  const row = (label, t) => `| query latency, ${label} (${t.length} searches, after ready()) | p50 ${(median(t) / 1000).toFixed(2)} ms, p95 ${(pct(t, 95) / 1000).toFixed(2)} ms |`
+  console.log(row('semantic on', tOn))
+  console.log(row('semantic off', tOff))
+  console.log()
+}
+
+/** Fresh process: upsert the corpus, time to ready(); then a second index of the same tools. */
+async function readyChild() {
+  const rssStart = process.memoryUsage().rss
+  const { ToolIndex: Index } = require('../../index.js')
+  let t0 = process.hrtime.bigint()
+  const index = new Index()
+  index.upsert(tools)
+  const upsertMs = ms(process.hrtime.bigint() - t0)
+  await index.ready()
+  const readyMs = ms(process.hrtime.bigint() - t0)
+  t0 = process.hrtime.bigint()
+  const second = new Index()
+  second.upsert(tools)
+  await second.ready()
+  const secondMs = ms(process.hrtime.bigint() - t0)
+  second.search('create an issue')
+  globalThis.gc()
+  process.stdout.write(
+    JSON.stringify({ upsertMs, readyMs, secondMs, rssMiB: process.memoryUsage().rss / 2 ** 20, rssStartMiB: rssStart / 2 ** 20 }),
+  )
+}
+
+/** Fresh process: upsert `n` tools, then search at once (lexical: vectors are still being computed). */
+function firstSearchChild(n) {
+  const list = scaled(n)
+  const off = new ToolIndex({ semantic: false })
+  off.upsert(list)
+  let t0 = process.hrtime.bigint()
+  off.search('create an issue')
+  const offSearchMs = ms(process.hrtime.bigint() - t0)
+  t0 = process.hrtime.bigint()
+  const index = new ToolIndex()
+  index.upsert(list)
+  const upsertMs = ms(process.hrtime.bigint() - t0)
+  t0 = process.hrtime.bigint()
+  index.search('create an issue')
+  const searchMs = ms(process.hrtime.bigint() - t0)
+  const later = []
+  for (const q of queries.slice(0, 20)) {
+    t0 = process.hrtime.bigint()
+    index.search(q.query)
+    later.push(ms(process.hrtime.bigint() - t0))
+  }
+  // Exits without waiting for the vectors.
+  process.stdout.write(JSON.stringify({ upsertMs, searchMs, offSearchMs, laterMs: median(later) }))
 }
 
 function firstUseChild() {
@@ -248,12 +347,13 @@ function firstUseChild() {
   process.stdout.write(JSON.stringify({ off: run({ semantic: false }), on, offFirst: off }))
 }
 
-function memoryChild(n, options) {
+async function memoryChild(n, options) {
   const list = scaled(n)
   globalThis.gc()
   const before = process.memoryUsage().rss
   const index = new ToolIndex(options)
   index.upsert(list)
+  await index.ready()
   index.search('list issues')
   globalThis.gc()
   const after = process.memoryUsage().rss
@@ -261,21 +361,26 @@ function memoryChild(n, options) {
 }
 
 if (args.has('--memory-child')) {
-  memoryChild(Number(process.argv[process.argv.indexOf('--memory-child') + 1]), args.has('--semantic-off') ? { semantic: false } : undefined)
+  await memoryChild(Number(process.argv[process.argv.indexOf('--memory-child') + 1]), args.has('--semantic-off') ? { semantic: false } : undefined)
 } else if (args.has('--first-use-child')) {
   firstUseChild()
+} else if (args.has('--ready-child')) {
+  await readyChild()
+} else if (args.has('--first-search-child')) {
+  firstSearchChild(Number(process.argv[process.argv.indexOf('--first-search-child') + 1]))
 } else if (args.has('--semantic')) {
   checkQueries()
   semanticByStyle(
     [
-      ['on', ours()],
-      ['off', ours({ semantic: false })],
+      ['on', await ours()],
+      ['off', await ours({ semantic: false })],
     ],
     queries.filter((_, i) => i % 2 === 0),
     queries.filter((_, i) => i % 2 === 1),
   )
 } else {
-  const all = !args.has('--quality') && !args.has('--scale')
-  if (all || args.has('--quality')) quality()
-  if (all || args.has('--scale')) scale()
+  const all = !args.has('--quality') && !args.has('--scale') && !args.has('--model')
+  if (all || args.has('--quality')) await quality()
+  if (all || args.has('--model')) await model()
+  if (all || args.has('--scale')) await scale()
 }
