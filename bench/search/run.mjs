@@ -13,7 +13,7 @@
 //   recall@k = share of queries with an expected tool in the top k;
 //   MRR@10   = mean of 1 / rank of the first expected tool in the top 10 (0 if none).
 // Queries alternate tune / test by position (even index: tune, odd: test). Only the tune half was
-// looked at while tuning weights, the synonym table and the semantic fusion (a, τ); the test half
+// looked at while tuning weights, the synonym table and the semantic fusion (w, τ, κ, γ in src/search/score.rs); the test half
 // is reported separately.
 //
 // ToolIndex runs with its defaults (semantic signal on: the all-MiniLM-L6-v2 sentence model, int8,
