@@ -318,12 +318,18 @@ export interface CodeCallOptions {
     /** @default true */
     fuzzy?: boolean
     /**
-     * Blend in similarity from static word embeddings (compiled in; no model runs), so paraphrases
-     * rank the right tool higher. `null` means the default. @default true
+     * Fuse in a sentence model's similarity (all-MiniLM-L6-v2, int8, run by the addon on the CPU),
+     * so a paraphrase that shares no word with a tool still finds it. Tools are embedded in the
+     * background; until `ready()` resolves, search is lexical. `null` means the default. @default true
      */
     semantic?: boolean | null
     /** Hits scoring below it (0..1) are dropped. @default 0 */
     similarityThreshold?: number
+    /**
+     * A folder where tool vectors are kept too (made if missing), so the next process with the
+     * same tools embeds nothing. @default none (nothing is written)
+     */
+    cacheDir?: string | null
   }
   /** @default 'codecall' */
   metaToolPrefix?: string

@@ -239,6 +239,7 @@ impl CodeCall {
   pub fn set_tools(&self, env: Env, tools: Unknown) -> napi::Result<()> {
     let defs = self.read_tools(&env, &tools)?;
     let changed = self.engine_mut()?.set_tools(defs).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+    self.warn_without_model(&env);
     self.tools_changed(&env, changed)
   }
 
@@ -248,6 +249,7 @@ impl CodeCall {
   pub fn upsert_tools(&self, env: Env, tools: Unknown) -> napi::Result<()> {
     let defs = self.read_tools(&env, &tools)?;
     let changed = self.engine_mut()?.upsert_tools(defs).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+    self.warn_without_model(&env);
     self.tools_changed(&env, changed)
   }
 
@@ -353,6 +355,13 @@ impl CodeCall {
 }
 
 impl CodeCall {
+  /// A model file found damaged is known once tools were indexed (which reads it): say so once.
+  fn warn_without_model(&self, env: &Env) {
+    if self.engine().is_ok_and(|e| e.options().index.semantic) {
+      crate::search::warn_without_model(env);
+    }
+  }
+
   fn search_inner<'env>(&self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
     let input = self.json_value(env, input, "input")?;
     let out = self.engine_mut()?.search(&input).map_err(|e| match e {

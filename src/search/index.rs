@@ -332,7 +332,7 @@ impl ToolIndex {
     let model = self.model().filter(|m| {
       !self.vectors.is_empty() && self.pending.is_idle() && m.vocab.has_content_word(&query, analysis::is_stop_word)
     });
-    let vector = model.map(|m| m.embed(&query));
+    let vector = model.map(|m| model::pool::query_vector(m, &query));
     // Every tool near the query that passes the filters, best first.
     let mut near: Vec<(u64, f32)> = Vec::new();
     if let Some(vector) = &vector {
@@ -363,18 +363,22 @@ impl ToolIndex {
         // cosine alone, so only the best `max(top_k, MIN_CANDIDATES)` (and any tied with the last)
         // can make the result.
         let want = options.top_k.max(MIN_CANDIDATES);
-        let (mut taken, mut last) = (0usize, f32::NAN);
+        let (mut taken, mut last) = (Vec::new(), f32::NAN);
         for (id, cos) in near {
-          if taken >= want && cos < last {
+          if taken.len() >= want && cos < last {
             break;
           }
-          if found.contains(&id) {
-            continue;
-          }
-          if let Some(entry) = self.entries.get(&id) {
-            hits.push((score::fuse(0.0, Some(cos)), entry));
-            taken += 1;
+          if !found.contains(&id) && self.entries.contains_key(&id) {
+            taken.push((id, cos));
             last = cos;
+          }
+        }
+        // Their lexical scores too (those the BM25 window left out may still match words).
+        let ids: Vec<u64> = taken.iter().map(|&(id, _)| id).collect();
+        let lex = self.lexical_of(&ids, &whole, &terms)?;
+        for (id, cos) in taken {
+          if let Some(entry) = self.entries.get(&id) {
+            hits.push((score::fuse(lex.get(&id).copied().unwrap_or(0.0), Some(cos)), entry));
           }
         }
       }
@@ -404,6 +408,26 @@ impl ToolIndex {
 
   /// The lexical candidates (BM25 retrieval, then `score::score`): tool ids with a score > 0.
   fn lexical(&self, whole: &str, terms: &[QueryTerm], options: &SearchOptions) -> Result<Vec<(u64, f64)>, IndexError> {
+    let query = self.lexical_query(whole, terms, options);
+    let limit = options.top_k.saturating_mul(4).max(MIN_CANDIDATES).min(self.entries.len());
+    self.scored(&*query, limit, whole, terms)
+  }
+
+  /// The lexical scores of the tools `ids` (0 for one the query does not match): a tool the
+  /// model brings in has the same score whatever window found it (`topK` changes no score).
+  fn lexical_of(&self, ids: &[u64], whole: &str, terms: &[QueryTerm]) -> Result<HashMap<u64, f64>, IndexError> {
+    if ids.is_empty() || terms.is_empty() {
+      return Ok(HashMap::new());
+    }
+    let query = self.lexical_query(whole, terms, &SearchOptions::default());
+    let only = TermSetQuery::new(ids.iter().map(|&id| Term::from_field_u64(self.fields.id, id)));
+    let query =
+      BooleanQuery::new(vec![(Occur::Must, query), (Occur::Must, Box::new(ConstScoreQuery::new(Box::new(only), 0.0)))]);
+    Ok(self.scored(&query, ids.len(), whole, terms)?.into_iter().collect())
+  }
+
+  /// The BM25 query of the lexical side, with the filters.
+  fn lexical_query(&self, whole: &str, terms: &[QueryTerm], options: &SearchOptions) -> Box<dyn Query> {
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     clauses.push((
       Occur::Should,
@@ -446,10 +470,19 @@ impl ToolIndex {
       }
       query = Box::new(BooleanQuery::new(all));
     }
+    query
+  }
 
+  /// The best `limit` tools of a lexical query, scored by `score::score` (ids with a score > 0).
+  fn scored(
+    &self,
+    query: &dyn Query,
+    limit: usize,
+    whole: &str,
+    terms: &[QueryTerm],
+  ) -> Result<Vec<(u64, f64)>, IndexError> {
     let searcher = self.reader.searcher();
-    let limit = options.top_k.saturating_mul(4).max(MIN_CANDIDATES).min(self.entries.len());
-    let candidates = searcher.search(&*query, &TopDocs::with_limit(limit).order_by_score())?;
+    let candidates = searcher.search(query, &TopDocs::with_limit(limit.max(1)).order_by_score())?;
     let mut columns: HashMap<u32, Column<u64>> = HashMap::new();
     let mut hits = Vec::with_capacity(candidates.len());
     for (bm25, address) in candidates {

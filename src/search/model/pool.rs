@@ -45,6 +45,18 @@ pub fn key(model: &Model, text: &str) -> u64 {
   fnv1a64(h, text.as_bytes())
 }
 
+/// The vector of a query: from the cache when this text was embedded before (an agent repeats its
+/// searches; a query can equal a tool's text), else computed here, on the caller's thread.
+pub fn query_vector(model: &Model, query: &str) -> Vector {
+  let key = key(model, query);
+  if let Some(v) = lock(&CACHE).map.get(&key).cloned() {
+    return v;
+  }
+  let v = Vector::from(model.embed(query));
+  remember(key, &v);
+  v
+}
+
 /// One index's side: which of its tools are still being embedded, the vectors done and not yet
 /// picked up, and who waits for `ready`.
 #[derive(Default)]
@@ -190,13 +202,48 @@ struct Job {
   disk: Option<Arc<DiskCache>>,
 }
 
+/// The jobs of every index, one line per index, served in turn: an index with one new tool is not
+/// kept waiting behind another's thousands, and the jobs of an index that is gone are dropped
+/// whole.
 struct Queue {
-  jobs: VecDeque<Job>,
+  lines: VecDeque<(Weak<Shared>, VecDeque<Job>)>,
   model: Option<&'static Model>,
   threads: usize,
 }
 
-static QUEUE: Mutex<Queue> = Mutex::new(Queue { jobs: VecDeque::new(), model: None, threads: 0 });
+impl Queue {
+  fn is_empty(&self) -> bool {
+    self.lines.is_empty()
+  }
+
+  fn push(&mut self, jobs: Vec<Job>) {
+    for job in jobs {
+      match self.lines.iter_mut().find(|(owner, _)| Weak::ptr_eq(owner, &job.owner)) {
+        Some((_, line)) => line.push_back(job),
+        None => self.lines.push_back((job.owner.clone(), VecDeque::from([job]))),
+      }
+    }
+  }
+
+  /// Up to `n` jobs of the next index in turn (its line goes to the back if it has more).
+  fn take(&mut self, n: usize) -> Vec<Job> {
+    while let Some((owner, mut line)) = self.lines.pop_front() {
+      if owner.strong_count() == 0 {
+        continue;
+      }
+      let jobs: Vec<Job> = line.drain(..n.min(line.len())).collect();
+      if !line.is_empty() {
+        self.lines.push_back((owner, line));
+      }
+      if !jobs.is_empty() {
+        return jobs;
+      }
+    }
+    Vec::new()
+  }
+}
+
+static QUEUE: Mutex<Queue> = Mutex::new(Queue { lines: VecDeque::new(), model: None, threads: 0 });
 static WORK: Condvar = Condvar::new();
 
 struct Cache {
@@ -235,7 +282,7 @@ fn enqueue(model: &'static Model, jobs: Vec<Job>) {
   let mut queue = lock(&QUEUE);
   queue.model = Some(model);
   let n = jobs.len();
-  queue.jobs.extend(jobs);
+  queue.push(jobs);
   let want = max_threads().min(n.div_ceil(BATCH_JOBS).max(1));
   while queue.threads < want {
     let spawned = std::thread::Builder::new().name("codecall-embed".into()).spawn(work);
@@ -246,7 +293,10 @@ fn enqueue(model: &'static Model, jobs: Vec<Job>) {
   }
   if queue.threads == 0 {
     // No thread could start: embed here rather than leave `ready` waiting forever.
-    let jobs: Vec<Job> = queue.jobs.drain(..).collect();
+    let mut jobs = Vec::new();
+    while !queue.is_empty() {
+      jobs.extend(queue.take(usize::MAX));
+    }
     drop(queue);
     run(model, jobs);
     return;
@@ -261,16 +311,18 @@ fn work() {
   loop {
     let (model, jobs) = {
       let mut queue = lock(&QUEUE);
-      while queue.jobs.is_empty() {
+      let jobs = loop {
+        let jobs = queue.take(BATCH_JOBS);
+        if !jobs.is_empty() {
+          break jobs;
+        }
         let (q, timeout) = WORK.wait_timeout(queue, IDLE).unwrap_or_else(std::sync::PoisonError::into_inner);
         queue = q;
-        if timeout.timed_out() && queue.jobs.is_empty() {
+        if timeout.timed_out() && queue.is_empty() {
           queue.threads -= 1;
           return;
         }
-      }
-      let n = queue.jobs.len().min(BATCH_JOBS);
-      let jobs: Vec<Job> = queue.jobs.drain(..n).collect();
+      };
       (queue.model, jobs)
     };
     if let Some(model) = model {
