@@ -332,7 +332,7 @@ impl ToolIndex {
     let model = self.model().filter(|m| {
       !self.vectors.is_empty() && self.pending.is_idle() && m.vocab.has_content_word(&query, analysis::is_stop_word)
     });
-    let vector = model.map(|m| model::pool::query_vector(m, &query));
+    let vector = model.map(|m| model::pool::query_vector(m, &self.dense_query(&query, m)));
     // Every tool near the query that passes the filters, best first.
     let mut near: Vec<(u64, f32)> = Vec::new();
     if let Some(vector) = &vector {
@@ -575,6 +575,34 @@ impl ToolIndex {
       return Vec::new();
     }
     terms
+  }
+
+  /// The query as the model reads it: with `fuzzy` on, a word that neither the tools nor the
+  /// model know whole, and that is one edit away from a word of the tools, is read as that word
+  /// (the lexical side's typo correction) — a misspelt word is noise to the model.
+  pub(super) fn dense_query(&self, query: &str, model: &Model) -> String {
+    if !self.options.fuzzy {
+      return query.to_string();
+    }
+    let mut out = String::with_capacity(query.len());
+    for (i, token) in query.split_whitespace().enumerate() {
+      if i > 0 {
+        out.push(' ');
+      }
+      let core = token.trim_matches(|c: char| !c.is_alphanumeric());
+      let word = core.to_lowercase();
+      let fixed = (!word.is_empty()
+        && word.chars().all(char::is_alphabetic)
+        && !self.vocabulary.contains_key(&word)
+        && !model.vocab.knows(&word))
+      .then(|| typo::corrections(&word, &self.vocabulary).into_iter().next())
+      .flatten();
+      match fixed {
+        Some((correction, _)) => out.push_str(&token.replacen(core, correction, 1)),
+        None => out.push_str(token),
+      }
+    }
+    out
   }
 
   /// Drops a tool from the writer, the maps and the statistics.

@@ -281,3 +281,19 @@ fn titles_are_embedded() {
   assert!(names(&mut bare, "will it rain tomorrow").is_empty());
   assert_eq!(names(&mut rich, "will it rain tomorrow"), ["fc"]);
 }
+
+#[test]
+fn the_model_reads_a_misspelt_word_as_the_tools_word() {
+  let model = model::model().expect("the model in the source tree");
+  let index = index(vec![
+    tool("datadog:list_incidents", "datadog", "List incidents, filtered by state"),
+    tool("docker:compose_up", "docker", "Start the services of a compose file"),
+  ]);
+  assert_eq!(index.dense_query("any open incidnets in datadog?", model), "any open incidents in datadog?");
+  // Words the model knows are left alone, even one edit from a tool's word; so is punctuation.
+  assert_eq!(index.dense_query("start (composer) the services!", model), "start (composer) the services!");
+  assert_eq!(index.dense_query("", model), "");
+  let mut plain = ToolIndex::new(IndexOptions { fuzzy: false, ..IndexOptions::default() }).expect("index");
+  plain.upsert(vec![tool("datadog:list_incidents", "datadog", "List incidents")]).expect("upsert");
+  assert_eq!(plain.dense_query("open incidnets", model), "open incidnets");
+}

@@ -79,6 +79,11 @@ impl Vocab {
     ids
   }
 
+  /// Whether `word` (lowercase) is one entry of the vocabulary.
+  pub fn knows(&self, word: &str) -> bool {
+    self.words.contains_key(word)
+  }
+
   /// Whether `text` has a word the vocabulary knows whole (one entry, not assembled from sub-word
   /// pieces) of at least two characters that is not `is_stop(word)`: a sign that it says something
   /// in words the model knows, rather than being fragments (`xyzzy`, `w123`), single letters or
