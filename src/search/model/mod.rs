@@ -315,6 +315,27 @@ impl Model {
   /// one pass of every linear layer over all their tokens. Each vector is bit-identical to the
   /// sequence's alone.
   pub fn embed_batch(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
+    #[cfg(target_arch = "x86_64")]
+    if kernel::has_avx2() {
+      // SAFETY: the CPU has AVX2 and FMA (checked just above).
+      return unsafe { self.embed_batch_avx2(seqs) };
+    }
+    self.forward(seqs)
+  }
+
+  /// [`Model::forward`] compiled for AVX2: the attention, LayerNorm and GELU loops (a third of the
+  /// time outside the linear layers) vectorise eight wide.
+  ///
+  /// # Safety
+  /// The CPU has AVX2 and FMA.
+  #[cfg(target_arch = "x86_64")]
+  #[target_feature(enable = "avx2,fma")]
+  unsafe fn embed_batch_avx2(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
+    self.forward(seqs)
+  }
+
+  #[inline(always)]
+  fn forward(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
     let h = self.hidden;
     let n: usize = seqs.iter().map(Vec::len).sum();
     let mut x = vec![0f32; n * h];
@@ -370,6 +391,7 @@ impl Model {
 
   /// Self-attention of each sequence over its own tokens, head by head: `ctx = softmax(q·kᵀ)·v`
   /// (q is already scaled).
+  #[inline(always)]
   fn attention(&self, seqs: &[Vec<u32>], qkv: &[f32], ctx: &mut [f32]) {
     let h = self.hidden;
     let d = h / self.heads;
@@ -386,14 +408,27 @@ impl Model {
           scores.iter_mut().for_each(|s| *s = exp(*s - max));
           let total: f32 = scores.iter().sum();
           let out = &mut ctx[(start + i) * h + head * d..][..d];
-          out.fill(0.0);
-          for (j, &p) in scores.iter().enumerate() {
-            let v = &qkv[(start + j) * 3 * h + 2 * h + head * d..][..d];
-            for (o, &vv) in out.iter_mut().zip(v) {
-              *o += p * vv;
+          let value = |j: usize| &qkv[(start + j) * 3 * h + 2 * h + head * d..][..d];
+          if d == HEAD {
+            // MiniLM's heads: the sum stays in registers.
+            let mut acc = [0f32; HEAD];
+            for (j, &p) in scores.iter().enumerate() {
+              for (o, &vv) in acc.iter_mut().zip(value(j)) {
+                *o += p * vv;
+              }
             }
+            for (o, a) in out.iter_mut().zip(acc) {
+              *o = a / total;
+            }
+          } else {
+            out.fill(0.0);
+            for (j, &p) in scores.iter().enumerate() {
+              for (o, &vv) in out.iter_mut().zip(value(j)) {
+                *o += p * vv;
+              }
+            }
+            out.iter_mut().for_each(|o| *o /= total);
           }
-          out.iter_mut().for_each(|o| *o /= total);
         }
       }
       start += t;
@@ -401,6 +436,13 @@ impl Model {
   }
 }
 
+/// Ones, for sums as dot products (8 lanes, so they vectorise).
+static ONES: [f32; 4096] = [1.0; 4096];
+
+/// The head width the attention loop is specialised for (MiniLM's: 384 / 12).
+const HEAD: usize = 32;
+
+#[inline(always)]
 fn add_into(y: &mut [f32], x: &[f32]) {
   for (a, &b) in y.iter_mut().zip(x) {
     *a += b;
@@ -408,10 +450,19 @@ fn add_into(y: &mut [f32], x: &[f32]) {
 }
 
 /// LayerNorm of each `h`-wide row of `x`, in place.
+#[inline(always)]
 fn layer_norm(x: &mut [f32], h: usize, norm: &Norm, eps: f32) {
   for row in x.chunks_exact_mut(h) {
-    let mean = row.iter().sum::<f32>() / h as f32;
-    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
+    let mean = dot(row, &ONES[..row.len().min(ONES.len())]) / h as f32;
+    let mut acc = [0f32; 8];
+    let chunks = row.chunks_exact(8);
+    let tail: f32 = chunks.remainder().iter().map(|v| (v - mean) * (v - mean)).sum();
+    for c in chunks {
+      for (a, &v) in acc.iter_mut().zip(c) {
+        *a += (v - mean) * (v - mean);
+      }
+    }
+    let var = (acc.iter().sum::<f32>() + tail) / h as f32;
     let inv = 1.0 / (var + eps).sqrt();
     for ((v, &g), &b) in row.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
       *v = (*v - mean) * inv * g + b;
@@ -421,10 +472,12 @@ fn layer_norm(x: &mut [f32], h: usize, norm: &Norm, eps: f32) {
 
 /// BERT's exact GELU, `x·Φ(x)`, with the Abramowitz–Stegun 7.1.26 erf (|error| < 1.5e-7; vectors
 /// indistinguishable from the exact erf's).
+#[inline(always)]
 fn gelu(x: f32) -> f32 {
   0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
+#[inline(always)]
 fn erf(x: f32) -> f32 {
   let (a1, a2, a3, a4, a5, p) = (0.254_829_6, -0.284_496_74, 1.421_413_7, -1.453_152_1, 1.061_405_4, 0.327_591_1);
   let ax = x.abs();
@@ -436,6 +489,7 @@ fn erf(x: f32) -> f32 {
 /// `e^x` in plain arithmetic (no libm call), so loops over it vectorise: `2^n · p(r)` with
 /// `x = n·ln 2 + r`, |r| ≤ ln2/2, and a degree-6 polynomial (relative error < 2e-7). Below −87 it
 /// is 0; above 88 it saturates (softmax and GELU never go there).
+#[inline(always)]
 fn exp(x: f32) -> f32 {
   let x = x.clamp(-87.0, 88.0);
   // Round to nearest by the 1.5·2²³ trick (`round()` is a libm call on baseline x86-64).
@@ -459,6 +513,7 @@ pub fn fnv1a64(mut hash: u64, bytes: &[u8]) -> u64 {
 }
 
 /// The dot product of two vectors of the same length (the cosine of two unit vectors).
+#[inline(always)]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
   let mut acc = [0f32; 8];
   let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
