@@ -6,7 +6,9 @@ score (`semantic: false`), on the search benchmark (bench/search). Results: FUSI
     mkdir -p /tmp/fusion-addon && cp codecall.linux-x64-gnu.node index.js /tmp/fusion-addon/
     P="nice -n 10 env OPENBLAS_NUM_THREADS=2 /tmp/emb-venv/bin/python scripts/embeddings/fusion.py"
     $P tune        # lexical dump + embeddings (cached in /tmp/fusion) + every grid, TUNE half only
-    $P report      # selects on the tune half, then reads the TEST half once for the chosen configs
+    $P sens --variants title_props --caps 128 [--grid rerank] [--fix '{"w":0.35}']   # plateau, smoothed pick
+    $P report --configs '[{"text":"title_props","cap":128,"w":0.3,"tau":0.25,"kappa":0.4,"gamma":0.45,"strict":"rerank"}]'
+                   # tune + TEST tables for the given configs (chosen on tune), and the rule checks
 
 What it does
   * Lexical: runs ToolIndex({ semantic: false }) from $FUSION_ADDON (default
@@ -42,6 +44,8 @@ What it does
       (b')      as (b), but a closed gate returns only exact-name hits (lex == 1): the only form in which
                "an unrelated query returns []" can hold, since semantic:false already returns hits for
                10 of the 12 unrelated queries.
+      (b2)      as (b), but a closed gate only stops semantic-only candidates: lexical hits keep the
+               w*dense term (the FINDINGS rule in gate form). Added after the first test read.
       (c) rank  dense decides, lexical breaks ties: as (b) with w in {0.9 .. 0.99}.
   * Rules a recommended config must pass: R1 no unrelated query gains a hit over semantic:false (the
     FINDINGS rule; all (b) configs are filtered on it); R2 (b') every unrelated query returns [];
@@ -334,7 +338,10 @@ def s_abs(P, w, tau, kappa, gamma, strict=False):
     cand = v & ((lex > 0) | (P["semtop"] & (cos >= tau)))
     fused = np.round(np.minimum(0.9999, (1 - w) * lex + w * dense), 4)
     fused = np.where(lex >= 1.0, 1.0, fused)
-    closed = np.where(lex >= 1.0, 1.0, 0.0) if strict else np.where(v & (lex > 0), lex, 0.0)
+    if strict == "rerank":  # (b2) closed gate: no semantic-only candidates, but the lexical hits keep w*dense
+        closed = np.where(v & (lex > 0), fused, 0.0)
+    else:
+        closed = np.where(lex >= 1.0, 1.0, 0.0) if strict else np.where(v & (lex > 0), lex, 0.0)
     return np.where(open_, np.where(cand, fused, 0.0), closed)
 
 
@@ -352,16 +359,14 @@ GRID_GAMMA = [round(x, 3) for x in np.arange(0.2, 0.5001, 0.025)]
 GRID_C_W = [0.9, 0.95, 0.97, 0.99]
 
 
-def build(variants=VARIANTS, caps=CAPS):
+def build(variants=VARIANTS, caps=CAPS, pairs=None):
     tools, queries, unrelated = bench()
     lex_hits = lexical(tools, queries, unrelated)
     Q = cached_embed("queries", [q["query"] for q in queries] + unrelated + [t["id"] for t in tools], 256)
     spaces = {}
-    for v in variants:
-        texts = [text_of(t, v) for t in tools]
-        for cap in caps:
-            T = cached_embed(v, texts, cap)
-            spaces[(v, cap)] = Space(tools, queries, unrelated, lex_hits, Q, T)
+    for v, cap in pairs or itertools.product(variants, caps):
+        T = cached_embed(v, [text_of(t, v) for t in tools], cap)
+        spaces[(v, cap)] = Space(tools, queries, unrelated, lex_hits, Q, T)
     return tools, queries, unrelated, spaces
 
 
@@ -381,7 +386,7 @@ def grid_abs(sp, sel, strict=False, ws=GRID_W):
             continue
         SU = s_abs(U, w, tau, kappa, gamma, strict)
         # R1: hits beyond semantic:false's; strict (R2): any hit at all
-        extra = int(hits_count(SU).sum()) if strict else int(np.maximum(0, hits_count(SU) - lexU).sum())
+        extra = int(hits_count(SU).sum()) if strict is True else int(np.maximum(0, hits_count(SU) - lexU).sum())
         m = mets(ranks(s_abs(P, w, tau, kappa, gamma, strict), P))
         out.append(dict(w=w, tau=tau, kappa=kappa, gamma=gamma, extra=extra, **m))
     return out
@@ -438,10 +443,15 @@ def cmd_tune(a):
         ra2 = mets(ranks(s_minmax(P), P))
         res = grid_abs(sp, tune)
         best = pick(res)
-        resS = grid_abs(sp, tune, strict=True)
+        resS = grid_abs(sp, tune, strict=True) if not a.only_b else []
         bestS = pick(resS)
-        resC = grid_abs(sp, tune, ws=GRID_C_W)
+        resC = grid_abs(sp, tune, ws=GRID_C_W) if not a.only_b else []
         bestC = pick(resC)
+        resR = grid_abs(sp, tune, strict="rerank")
+        bestR = pick(resR)
+        for r in bestR[:3]:
+            print(f"(b2) closed gate reranks lexical hits w={r['w']} tau={r['tau']} kappa={r['kappa']} gamma={r['gamma']}: {r['r1']:.3f} / {r['r5']:.3f} / {r['mrr']:.3f}")
+        (OUT / f"grid_rerank_{v}_{cap}.json").write_text(json.dumps(dict(b=resR)))
         noR = sorted(res, key=lambda r: -r["mrr"])[0]
         (OUT / f"grid_{v}_{cap}.json").write_text(json.dumps(dict(b=res, strict=resS, c=resC)))
         summary[f"{v}/{cap}"] = dict(a1=ra1, a2=ra2, b=best[:15], b_strict=bestS[:5], c=bestC[:3], b_norule=noR)
@@ -482,7 +492,7 @@ def cmd_sens(a):
     """Sensitivity on the tune half: best MRR (R1 held) for each value of one constant, the others free."""
     for v in a.variants:
         for cap in a.caps:
-            path = OUT / f"grid_{v}_{cap}.json"
+            path = OUT / (f"grid_{v}_{cap}.json" if a.grid == "b" else f"grid_rerank_{v}_{cap}.json")
             if not path.exists():
                 continue
             res = [r for r in json.loads(path.read_text())["b"] if r["extra"] == 0 and r["kappa"] > r["tau"]]
@@ -503,9 +513,10 @@ def cmd_sens(a):
 
 def cmd_report(a):
     """Chosen configs (from the tune half, by cmd_tune's rule) on tune and TEST, by slice."""
-    tools, queries, unrelated, spaces = build(a.variants, a.caps)
+    chosen = json.loads(a.configs)
+    pairs = list(dict.fromkeys((c["text"], c["cap"]) for c in chosen))
+    tools, queries, unrelated, spaces = build(pairs=pairs)
     tune, test = split(queries)
-    chosen = json.loads(a.configs) if a.configs else None
     for half, sel in (("TUNE", tune), ("TEST", test)):
         print(f"\n## {half} half\n\n{HDR}")
         first = next(iter(spaces.values()))
@@ -513,7 +524,7 @@ def cmd_report(a):
         for (v, cap), sp in spaces.items():
             print(fmt_row(f"(a1) min-max 0.8/0.2, all tools, {v}/{cap}", slice_table(sp, sel, lambda P: s_minmax(P), queries)))
             for c in chosen:
-                if c.get("text", v) != v or c.get("cap", cap) != cap:
+                if c["text"] != v or c["cap"] != cap:
                     continue
                 f = (lambda P, c=c: s_abs(P, c["w"], c["tau"], c["kappa"], c["gamma"], c.get("strict", False)))
                 name = f"({c.get('label', 'b')}) w={c['w']} τ={c['tau']} κ={c['kappa']} γ={c['gamma']} {v}/{cap}"
@@ -541,7 +552,10 @@ def main():
         s.add_argument("--variants", nargs="+", default=list(VARIANTS))
         s.add_argument("--caps", nargs="+", type=int, default=list(CAPS))
         s.set_defaults(f=f)
+        if name == "tune":
+            s.add_argument("--only-b", action="store_true", help="skip the (b') and (c) grids")
         if name == "sens":
+            s.add_argument("--grid", choices=["b", "rerank"], default="b", help="(b) or (b2) grid")
             s.add_argument("--fix", help='JSON {"gamma": 0.4}: the best configs with these constants fixed')
         if name == "report":
             s.add_argument("--configs", help='JSON list of {"text","cap","w","tau","kappa","gamma"[,"strict","label"]}')
