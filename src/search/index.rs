@@ -12,7 +12,7 @@
 //! fused and lexical scores); after that a search embeds the query once (a few milliseconds),
 //! fuses each lexical candidate's score with its cosine and adds the tools the lexical side missed
 //! whose cosine reaches `score::DENSE_FLOOR` (`score::fuse`) — unless the query's best cosine is
-//! below `score::DENSE_GATE` (unrelated to every tool: lexical alone).
+//! below `score::DENSE_GATE` (unrelated to every tool: the model brings in nothing).
 
 use std::collections::{HashMap, HashSet};
 

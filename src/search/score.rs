@@ -25,12 +25,12 @@
 //! `cos` of the query's and the tool's sentence-model vectors (`model/`):
 //! `fused = (1 − w)·lex + w·clamp((cos − τ)/(κ − τ), 0, 1)` with `w` = [`DENSE_WEIGHT`], `τ` =
 //! [`DENSE_FLOOR`], `κ` = [`DENSE_FULL`], rounded to 4 decimals, at most 0.9999 (an exact name stays
-//! 1). The constants are fixed, so a score means the same for every query. The dense part
-//! dominates; the lexical score breaks its ties and keeps exact names first. A tool the lexical
-//! side did not find is a candidate only if `cos ≥ τ`; and a query whose best cosine over all tools
-//! is below the gate `γ` = [`DENSE_GATE`] is unrelated to them and scored lexically alone, so it
-//! still finds nothing. The constants were chosen on the benchmark's tune half
-//! (`scripts/embeddings/FUSION.md`).
+//! 1). The constants are fixed, so a score means the same for every query. Every lexical hit is
+//! scored so; a tool the lexical side did not find comes in only if `cos ≥ τ` and the query's best
+//! cosine over the tools (through the filters) reaches the gate `γ` = [`DENSE_GATE`]: below it the
+//! query is unrelated to them all and the model brings in nothing, so such a query finds no more
+//! than the words find (`[]` when they find nothing). The constants were measured on the
+//! benchmark (`scripts/embeddings/FUSION.md`, "What the addon uses").
 
 /// The searchable fields, in the order of the per-field arrays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,15 +129,15 @@ pub fn score(terms: &[QueryTerm], tool: &FieldTerms, norms: &[f32; 6], bm25: f32
 }
 
 /// The weight `w` of the dense part in the fused score.
-pub const DENSE_WEIGHT: f64 = 0.30;
+pub const DENSE_WEIGHT: f64 = 0.5;
 /// The cosine `τ` at which the dense part starts (and below which the model alone cannot bring in
 /// a tool).
-pub const DENSE_FLOOR: f32 = 0.25;
+pub const DENSE_FLOOR: f32 = 0.20;
 /// The cosine `κ` at which the dense part is full.
-pub const DENSE_FULL: f32 = 0.40;
+pub const DENSE_FULL: f32 = 0.50;
 /// The gate `γ`: a query whose best cosine over the tools is below it is unrelated to all of them,
 /// and is scored lexically alone.
-pub const DENSE_GATE: f32 = 0.45;
+pub const DENSE_GATE: f32 = 0.33;
 
 /// The dense part of a tool's score: its cosine with the query, mapped to [0, 1] between
 /// [`DENSE_FLOOR`] and [`DENSE_FULL`].

@@ -47,9 +47,7 @@ pub fn tool_text(tool: &Tool) -> String {
   }
   let properties: Vec<String> = tool.properties.iter().map(|p| split(p)).filter(|p| !p.is_empty()).collect();
   let properties = properties.join(", ");
-  if INCLUDE_PROPERTIES {
-    parts.push(&properties);
-  }
+  parts.push(&properties);
   for part in parts {
     let part = part.trim();
     if part.is_empty() {
@@ -65,9 +63,6 @@ pub fn tool_text(tool: &Tool) -> String {
   text.truncate(cut);
   text
 }
-
-/// Whether the input properties' names are part of the embedded text.
-const INCLUDE_PROPERTIES: bool = true;
 
 /// The tool vectors, by tool id: rows of one matrix.
 #[derive(Default)]
