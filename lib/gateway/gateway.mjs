@@ -123,6 +123,8 @@ export class Gateway {
   /** `codecall_search` without a client (the `codecall search` command). */
   async search(query, topK) {
     await this.start()
+    // One answer, so it waits for the tools' vectors (the cache folder makes a second run quick).
+    await this.codecall.ready()
     return this.codecall.search({ query, topK })
   }
 
