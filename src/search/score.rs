@@ -135,6 +135,7 @@ pub const DENSE_WEIGHT: f64 = 0.5;
 pub const DENSE_FLOOR: f32 = 0.20;
 /// The cosine `κ` at which the dense part is full.
 pub const DENSE_FULL: f32 = 0.50;
+const _: () = assert!(DENSE_FLOOR < DENSE_FULL);
 /// The gate `γ`: a query whose best cosine over the tools is below it is unrelated to all of them,
 /// and is scored lexically alone.
 pub const DENSE_GATE: f32 = 0.33;
@@ -224,7 +225,6 @@ mod tests {
     assert_eq!(fuse(0.0, Some(DENSE_FULL)), fuse(0.0, Some(0.99)));
     assert!(fuse(0.4, Some(0.5)) > fuse(0.4, Some(0.3)) && fuse(0.4, Some(0.3)) > fuse(0.4, None));
     assert!(fuse(0.41, None) > fuse(0.4, None));
-    assert!(DENSE_FLOOR < DENSE_FULL);
   }
 
   #[test]

@@ -24,6 +24,9 @@ const MAGIC: &[u8; 8] = b"CCVEC001";
 /// Larger files are set aside (`.old`) and started afresh: 64 MB is about 40 000 tools.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
+/// A vector and its cache key.
+pub type Keyed = (u64, Vector);
+
 /// One directory's cache file, open for appending.
 pub struct DiskCache {
   path: PathBuf,
@@ -33,7 +36,7 @@ pub struct DiskCache {
 
 /// The cache file of `dir` for the model with `fingerprint`, opened once per process (later calls
 /// get the same one), with the vectors it holds. `None` when the directory cannot be used.
-pub fn open(dir: &Path, fingerprint: u64, dims: usize) -> Option<(Arc<DiskCache>, Vec<(u64, Vector)>)> {
+pub fn open(dir: &Path, fingerprint: u64, dims: usize) -> Option<(Arc<DiskCache>, Vec<Keyed>)> {
   static OPEN: Mutex<Option<HashMap<PathBuf, Arc<DiskCache>>>> = Mutex::new(None);
   let path = dir.join(format!("embeddings-{fingerprint:016x}.vec"));
   let mut open = OPEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -51,7 +54,7 @@ pub fn open(dir: &Path, fingerprint: u64, dims: usize) -> Option<(Arc<DiskCache>
 
 impl DiskCache {
   /// Appends vectors (one write); a failure is ignored (they are computed again next time).
-  pub fn append(&self, vectors: &[(u64, Vector)]) {
+  pub fn append(&self, vectors: &[Keyed]) {
     let mut bytes = Vec::with_capacity(vectors.len() * record_len(self.dims));
     for (key, v) in vectors {
       if v.len() == self.dims {
@@ -98,7 +101,7 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
 }
 
 /// The valid records of a cache file (none if it is missing, foreign or unreadable).
-fn read(path: &Path, dims: usize) -> Vec<(u64, Vector)> {
+fn read(path: &Path, dims: usize) -> Vec<Keyed> {
   let Ok(file) = File::open(path) else { return Vec::new() };
   let mut bytes = Vec::new();
   if file.take(MAX_FILE_BYTES + (1 << 20)).read_to_end(&mut bytes).is_err() || !bytes.starts_with(MAGIC) {

@@ -212,11 +212,12 @@ mod avx2 {
       let x0 = _mm256_loadu_ps(x.add(i));
       let x1 = _mm256_loadu_ps(x.add(cols + i));
       let x2 = _mm256_loadu_ps(x.add(2 * cols + i));
-      for a in 0..TO {
-        let wv = W::load8(w.add(a * cols + i));
-        acc[0][a] = _mm256_fmadd_ps(x0, wv, acc[0][a]);
-        acc[1][a] = _mm256_fmadd_ps(x1, wv, acc[1][a]);
-        acc[2][a] = _mm256_fmadd_ps(x2, wv, acc[2][a]);
+      let [a0, a1, a2] = &mut acc;
+      for (j, ((s0, s1), s2)) in a0.iter_mut().zip(a1.iter_mut()).zip(a2.iter_mut()).enumerate() {
+        let wv = W::load8(w.add(j * cols + i));
+        *s0 = _mm256_fmadd_ps(x0, wv, *s0);
+        *s1 = _mm256_fmadd_ps(x1, wv, *s1);
+        *s2 = _mm256_fmadd_ps(x2, wv, *s2);
       }
       i += 8;
     }

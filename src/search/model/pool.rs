@@ -359,7 +359,7 @@ fn run(model: &'static Model, jobs: Vec<Job>) {
     let seqs: Vec<Vec<u32>> = todo[start..end].iter().map(|(_, _, ids)| ids.clone()).collect();
     // A failure leaves these tools lexical; it must not take the thread (or `ready`) with it.
     let vectors = catch_unwind(AssertUnwindSafe(|| model.embed_batch(&seqs))).unwrap_or_default();
-    let mut to_disk: Vec<(Arc<DiskCache>, Vec<(u64, Vector)>)> = Vec::new();
+    let mut to_disk: Vec<(Arc<DiskCache>, Vec<super::disk::Keyed>)> = Vec::new();
     for (i, (owner, job, _)) in todo[start..end].iter().enumerate() {
       let v: Option<Vector> = vectors.get(i).map(|v| Vector::from(v.as_slice()));
       if let Some(v) = &v {
