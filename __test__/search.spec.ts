@@ -546,3 +546,44 @@ describe('ToolIndex: ready()', () => {
     }
   })
 })
+
+describe('ToolIndex: cacheDir', () => {
+  it('keeps vectors on disk: a second process has them at once (its first search already uses the model)', () => {
+    const dir = join(require('node:os').tmpdir(), `codecall-cache-${randomUUID()}`, 'nested')
+    const script = `
+      const { ToolIndex } = require(${JSON.stringify(root)})
+      const index = new ToolIndex({ cacheDir: ${JSON.stringify(dir)} })
+      index.upsert([{ name: 'weather:get_forecast', appId: 'weather', description: 'Get the weather forecast for a city' },
+                    { name: 'github:create_issue', appId: 'github', description: 'Create a new issue in a GitHub repository' }])
+      const before = index.search('will it rain tomorrow').map((h) => h.name)
+      index.ready().then(() => console.log(JSON.stringify({ before, after: index.search('will it rain tomorrow').map((h) => h.name) })))
+    `
+    const run = () => JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 120_000 }))
+    // Cold: the first search is lexical (the paraphrase shares no word), the model finds it once ready.
+    expect(run()).toEqual({ before: [], after: ['weather:get_forecast'] })
+    // Warm: the vectors come from the folder, so the index is ready before its first search.
+    expect(run()).toEqual({ before: ['weather:get_forecast'], after: ['weather:get_forecast'] })
+    const { readdirSync, statSync, rmSync } = require('node:fs')
+    const files = readdirSync(dir)
+    expect(files).toHaveLength(1)
+    expect(files[0]).toMatch(/^embeddings-[0-9a-f]{16}\.vec$/)
+    if (process.platform !== 'win32') {
+      expect(statSync(dir).mode & 0o777).toBe(0o700)
+      expect(statSync(join(dir, files[0])).mode & 0o777).toBe(0o600)
+    }
+    rmSync(join(dir, '..'), { recursive: true, force: true })
+  })
+
+  it('an unusable cacheDir only means vectors are computed again; a bad value is refused', async () => {
+    const file = join(require('node:os').tmpdir(), `codecall-cache-file-${randomUUID()}`)
+    require('node:fs').writeFileSync(file, 'not a folder')
+    const index = new ToolIndex({ cacheDir: join(file, 'sub') })
+    index.upsert([{ name: 'weather:get_forecast', appId: 'weather', description: 'Get the weather forecast for a city' }])
+    await index.ready()
+    expect(names(index, 'will it rain tomorrow')).toEqual(['weather:get_forecast'])
+    require('node:fs').rmSync(file)
+    for (const cacheDir of [undefined, null]) expect(new ToolIndex({ cacheDir: cacheDir as never }).size).toBe(0)
+    expectInvalidArg(() => new ToolIndex({ cacheDir: '' }), /cacheDir/)
+    expectInvalidArg(() => new ToolIndex({ cacheDir: 7 as never }), /cacheDir/)
+  })
+})

@@ -172,6 +172,21 @@ describe('configuration errors', () => {
     expect(c.codecall).toMatchObject({ mode: 'codecall_only', metaToolSeparator: '_', metaToolPrefix: 'codecall', allowedServers: [], callTimeoutMs: 60_000, audit: null, directCalls: { enabled: false } })
   })
 
+  it('codecall.cacheDir: a folder relative to the config file, false for none, the user cache folder when absent', async () => {
+    const base = { mcpServers: {} }
+    expect(parseConfig(base).codecall.cacheDir).toBeUndefined()
+    expect(parseConfig({ ...base, codecall: { cacheDir: null } }).codecall.cacheDir).toBeUndefined()
+    expect(parseConfig({ ...base, codecall: { cacheDir: false } }).codecall.cacheDir).toBe(false)
+    expect(parseConfig({ ...base, codecall: { cacheDir: 'vec' } }, { baseDir: '/etc/cc' }).codecall.cacheDir).toBe('/etc/cc/vec')
+    expect(() => parseConfig({ ...base, codecall: { cacheDir: 7 } })).toThrow(/codecall\.cacheDir/)
+    expect(() => parseConfig({ ...base, codecall: { cacheDir: '' } })).toThrow(/codecall\.cacheDir/)
+    const { userCacheDir } = await import('../../lib/gateway/gateway.mjs')
+    if (process.platform === 'linux') {
+      expect(userCacheDir({ XDG_CACHE_HOME: '/x/cache', HOME: '/home/u' })).toBe('/x/cache/codecall')
+      expect(userCacheDir({ HOME: '/home/u' })).toBe('/home/u/.cache/codecall')
+    }
+  })
+
   it("accepts VS Code's `servers`, `type`, `disabled` and JSON comments", () => {
     const file = join(dir, 'vscode.json')
     writeFileSync(file, `{
