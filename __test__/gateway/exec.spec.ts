@@ -180,7 +180,7 @@ describe('configuration errors', () => {
     expect(parseConfig({ ...base, codecall: { cacheDir: 'vec' } }, { baseDir: '/etc/cc' }).codecall.cacheDir).toBe('/etc/cc/vec')
     expect(() => parseConfig({ ...base, codecall: { cacheDir: 7 } })).toThrow(/codecall\.cacheDir/)
     expect(() => parseConfig({ ...base, codecall: { cacheDir: '' } })).toThrow(/codecall\.cacheDir/)
-    const { userCacheDir } = await import('../../lib/gateway/gateway.mjs')
+    const { userCacheDir } = await import('../../lib/gateway/index.mjs')
     if (process.platform === 'linux') {
       expect(userCacheDir({ XDG_CACHE_HOME: '/x/cache', HOME: '/home/u' })).toBe('/x/cache/codecall')
       expect(userCacheDir({ HOME: '/home/u' })).toBe('/home/u/.cache/codecall')

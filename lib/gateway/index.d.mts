@@ -63,6 +63,8 @@ export function parseConfig(raw: unknown, options?: { env?: Record<string, strin
 export function loadConfig(file?: string | null, options?: { env?: Record<string, string | undefined> } | null): GatewayConfig
 export function expandEnv<T>(value: T, env: Record<string, string | undefined>, path: string): T
 export function globToRegExp(glob: string): RegExp
+/** The user's cache folder for the gateway's tool vectors (`codecall.cacheDir`'s default); `undefined` without a home. */
+export function userCacheDir(env: Record<string, string | undefined>): string | undefined
 
 /** A failure with a stable error code (api.md §7), naming the server. */
 export class GatewayError extends Error {
