@@ -129,7 +129,7 @@ check('main tarball: no tests, benches, sources, binaries or build files', () =>
   assert(missing.length === 0, `missing: ${missing.join(', ')}`)
   return `${main.paths.length} files`
 })
-check('platform tarball: exactly its manifest, README, .node, worker and embedding table', () => {
+check('platform tarball: exactly its manifest, README, .node, worker and sentence model', () => {
   const expected = ['README.md', 'package.json', ...platformFiles(target)].sort()
   assert(JSON.stringify([...platform.paths].sort()) === JSON.stringify(expected), `has ${platform.paths.join(', ')}; expected ${expected.join(', ')}`)
 })
@@ -184,13 +184,14 @@ ${workersScan}
     await sb.dispose()
   }
   assert.equal(validate('return 1').ok, true)
-  // The embedding table is found inside the installed platform package: no warning, and a query
-  // that shares no word with the tool finds it by meaning alone.
+  // The sentence model is found inside the installed platform package: no warning, and once the
+  // tools are embedded a query that shares no word with the tool finds it by meaning alone.
   const warnings = []
   process.on('warning', (w) => warnings.push(w))
   const { ToolIndex } = require('@codecall/native')
   const index = new ToolIndex()
   index.upsert([{ name: 'weather:get_forecast', description: 'Get the weather forecast for a city' }, { name: 'math:add', description: 'Add two numbers' }])
+  await index.ready()
   assert.deepEqual(index.search('will it rain tomorrow').map((h) => h.name), ['weather:get_forecast'])
   await new Promise((r) => setImmediate(r))
   assert.deepEqual(warnings.filter((w) => w.code === 'CODECALL_NO_EMBEDDINGS').map(String), [])
@@ -335,7 +336,7 @@ check('one Vitest test', () => {
 // installs. The engine and the gateway resolve it from the package's own location (never the
 // app's cwd), and only once a CodeCall or a Gateway exists.
 
-/** The user's environment: the installed package finds its own embedding table. */
+/** The user's environment: the installed package finds its own sentence model. */
 const userEnv = (() => {
   const { CODECALL_EMBEDDINGS_PATH: _, ...env } = process.env
   return env

@@ -68,12 +68,13 @@ return [a.name, a.doubled + b.doubled]`
     return `${bad.status} (${bad.error.kind}) at ${where.line}:${where.column}`
   })
 
-  await check('search by meaning: the embedding table is found next to the addon', async () => {
+  await check('search by meaning: the sentence model is found next to the addon', async () => {
     const index = new native.ToolIndex()
     index.upsert([
       { name: 'weather:get_forecast', description: 'Get the weather forecast for a city' },
       { name: 'math:add', description: 'Add two numbers' },
     ])
+    await index.ready()
     const names = index.search('will it rain tomorrow').map((h) => h.name)
     await new Promise((r) => setImmediate(r))
     const missing = warnings.filter((w) => w.code === 'CODECALL_NO_EMBEDDINGS')
