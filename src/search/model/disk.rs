@@ -18,7 +18,7 @@ use std::{
   sync::{Arc, Mutex},
 };
 
-use super::{fnv1a64, pool::Vector};
+use super::{fnv1a64, Vector};
 
 const MAGIC: &[u8; 8] = b"CCVEC001";
 /// Larger files are set aside (`.old`) and started afresh: 64 MB is about 40 000 tools.

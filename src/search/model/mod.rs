@@ -27,6 +27,9 @@ use std::{path::PathBuf, sync::OnceLock};
 use kernel::Linear;
 pub use tokenizer::Vocab;
 
+/// A text's unit vector (shared between the caches and the indexes).
+pub type Vector = std::sync::Arc<[f32]>;
+
 /// The model file's name: next to the `.node` in a platform package.
 pub const MODEL_FILE: &str = "all-minilm-l6-v2.i8.bin";
 /// Names the model file to read instead of looking next to the addon.

@@ -20,8 +20,7 @@ use std::{
 
 use super::{disk::DiskCache, fnv1a64, Model, TOKEN_CAP};
 
-/// A tool's vector (shared between caches and indexes).
-pub type Vector = Arc<[f32]>;
+pub use super::Vector;
 /// Called once, on a pool thread or in `Drop`, when the index it waits on is ready.
 pub type Waiter = Box<dyn FnOnce() + Send>;
 
