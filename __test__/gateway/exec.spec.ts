@@ -235,6 +235,25 @@ describe('codecall search, --help, --version', () => {
     expect(parsed.totalIndexed).toBe(19)
   })
 
+  it('finds what a person means in front of the memory and everything servers from npm (issue 33)', async () => {
+    // The issue's first report: "store a fact about a person" found nothing and "store information
+    // in memory" found no memory tool. The vectors go to a cache folder of this test.
+    const d = tempDir()
+    const cfg = writeConfig(d, {
+      mcpServers: { memory: servers.memory(mark, join(d, 'memory.jsonl')), everything: servers.everything(mark) },
+      codecall: { cacheDir: join(d, 'vectors') },
+    })
+    const top = async (query: string) => {
+      const r = await runCli(['search', query, '--config', cfg, '--json', '--top-k', '5'])
+      expect(r.code).toBe(0)
+      return (JSON.parse(r.stdout).tools as { name: string }[]).map((t) => t.name)
+    }
+    expect((await top('store a fact about a person')).some((n) => n.startsWith('memory:'))).toBe(true)
+    expect((await top('store information in memory'))[0]).toMatch(/^memory:/)
+    // Unrelated to every tool: the model brings nothing in.
+    expect(await top('bake a chocolate cake')).toEqual([])
+  }, 120_000)
+
   it.each([[[]], [['--help']], [['serve', '--help']], [['exec', '--help']], [['search', '--help']], [['help', 'exec']]])('prints help: %j', async (args) => {
     const r = await runCli(args)
     expect(r.code).toBe(0)

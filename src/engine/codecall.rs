@@ -146,9 +146,11 @@ impl Engine {
     let old = std::mem::take(&mut self.tools);
     self.by_name.clear();
     self.sources.clear();
-    self.index.clear()?;
+    // Refilled below: `ready()` waiters must not be answered by the moment it is empty.
+    self.index.clear_for_refill()?;
     self.staging = Some(HashMap::new());
     let upserted = self.upsert_tools(tools);
+    self.index.settle();
     if let Some(fresh) = self.staging.take() {
       *self.callable.write().unwrap_or_else(|p| p.into_inner()) = fresh;
     }

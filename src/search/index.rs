@@ -221,10 +221,10 @@ impl ToolIndex {
     self.pending.is_idle()
   }
 
-  /// Calls `waiter` once every tool upserted before this call has its vector (at once if they
-  /// have; from a background thread otherwise).
+  /// Calls `waiter` once every tool in the index has its vector — those upserted before this call
+  /// and any upserted since (at once if they have; from a background thread otherwise).
   pub fn when_ready(&self, waiter: model::pool::Waiter) {
-    self.pending.when_ready(self.next_id, waiter);
+    self.pending.when_ready(waiter);
   }
 
   /// Blocks until every tool upserted so far has its vector.
@@ -285,6 +285,7 @@ impl ToolIndex {
         self.vectors.insert(id, &vector);
       }
     }
+    self.pending.settle();
     Ok(())
   }
 
@@ -295,10 +296,19 @@ impl ToolIndex {
         self.forget(id);
       }
     }
+    self.pending.settle();
   }
 
   /// Removes every tool.
   pub fn clear(&mut self) -> Result<(), IndexError> {
+    self.clear_for_refill()?;
+    self.pending.settle();
+    Ok(())
+  }
+
+  /// Removes every tool without answering `ready` waiters: the caller fills the index again and
+  /// then calls [`ToolIndex::settle`] (`CodeCall.setTools`; a re-index must not look ready halfway).
+  pub fn clear_for_refill(&mut self) -> Result<(), IndexError> {
     self.writer.delete_all_documents()?;
     self.entries.clear();
     self.ids.clear();
@@ -309,6 +319,11 @@ impl ToolIndex {
     self.pending.cancel_all();
     self.uncommitted = true;
     Ok(())
+  }
+
+  /// Answers `ready` waiters if every tool has its vector.
+  pub fn settle(&self) {
+    self.pending.settle();
   }
 
   /// The best tools for `query`, best first (see `score` for what the score means).

@@ -297,3 +297,33 @@ fn the_model_reads_a_misspelt_word_as_the_tools_word() {
   plain.upsert(vec![tool("datadog:list_incidents", "datadog", "List incidents")]).expect("upsert");
   assert_eq!(plain.dense_query("open incidnets", model), "open incidnets");
 }
+
+#[test]
+fn ready_waits_for_tools_replaced_or_re_added_while_it_waits() {
+  // A gateway re-indexes on list_changed (`CodeCall.setTools`): clear, then the same tools again
+  // (here with texts not embedded yet). Whoever awaits ready() wants the index as searches will
+  // see it, not the moment it was empty.
+  let unique = |tag: &str| -> Vec<Tool> {
+    (0..6)
+      .map(|i| tool(&format!("app:tool_{i}"), "app", &format!("{tag} does thing number {i} for the reader")))
+      .collect()
+  };
+  let mut index = ToolIndex::new(IndexOptions::default()).expect("index");
+  index.upsert(unique("first pass")).expect("upsert");
+  let (tx, rx) = std::sync::mpsc::channel();
+  index.when_ready(Box::new(move || {
+    let _ = tx.send(());
+  }));
+  index.clear_for_refill().expect("clear");
+  index.upsert(unique("second pass, reworded")).expect("upsert");
+  rx.recv_timeout(std::time::Duration::from_secs(300)).expect("ready");
+  assert!(index.is_ready(), "ready() resolved while the re-added tools were still pending");
+  // A plain clear() with nothing added after it answers at once.
+  index.upsert(unique("third pass, reworded again")).expect("upsert");
+  let (tx, rx) = std::sync::mpsc::channel();
+  index.when_ready(Box::new(move || {
+    let _ = tx.send(());
+  }));
+  index.clear().expect("clear");
+  rx.recv_timeout(std::time::Duration::from_secs(5)).expect("ready after clear");
+}

@@ -7,7 +7,9 @@
 //! a cache directory, `disk.rs`): the same tools upserted again, in this index or another, are
 //! not embedded twice.
 //!
-//! `ready` waits until no tool upserted before the call is still pending. A job whose tool was
+//! `ready` waits until no tool is pending: every tool upserted before the call has its vector, and
+//! so has any upserted since (a tool replaced meanwhile has a new id; waiting for the whole index
+//! is what makes the next search use the model). A job whose tool was
 //! removed (or whose index is gone) is skipped; a batch that fails leaves its tools lexical and
 //! still counts as done, so `ready` always ends.
 
@@ -76,17 +78,20 @@ struct Shared {
 struct State {
   pending: BTreeSet<u64>,
   done: Vec<(u64, Vector)>,
-  /// `(target, waiter)`: called once no id below `target` is pending.
-  waiters: Vec<(u64, Waiter)>,
+  /// Called once nothing is pending.
+  waiters: Vec<Waiter>,
 }
 
 impl State {
-  /// The waiters whose tools are all done, taken out (to be called without the lock).
+  /// The waiters, taken out (to be called without the lock) once nothing is pending. Not earlier:
+  /// a tool replaced or re-added while a waiter waits (`setTools` of the same list, a re-index on
+  /// `list_changed`) has a new id, and the waiter wants the index as searches will see it.
   fn due(&mut self) -> Vec<Waiter> {
-    let first = self.pending.first().copied().unwrap_or(u64::MAX);
-    let (due, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiters).into_iter().partition(|(t, _)| *t <= first);
-    self.waiters = keep;
-    due.into_iter().map(|(_, w)| w).collect()
+    if self.pending.is_empty() {
+      std::mem::take(&mut self.waiters)
+    } else {
+      Vec::new()
+    }
   }
 }
 
@@ -94,7 +99,7 @@ impl Drop for Shared {
   fn drop(&mut self) {
     // The index is gone: nobody will pick up its vectors, and whoever waits on it is answered.
     let state = self.state.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
-    for (_, waiter) in state.waiters.drain(..) {
+    for waiter in state.waiters.drain(..) {
       waiter();
     }
   }
@@ -147,39 +152,39 @@ impl Pending {
   }
 
   /// Stops waiting for these tools' vectors (removed from the index).
+  /// Waiters are answered at the next [`Pending::settle`] (the caller's operation may be about
+  /// to add tools again).
   pub fn cancel(&self, ids: &[u64]) {
-    let due = {
-      let mut state = lock(&self.shared.state);
-      for id in ids {
-        state.pending.remove(id);
-      }
-      state.due()
-    };
-    self.shared.changed.notify_all();
-    due.into_iter().for_each(|w| w());
-  }
-
-  /// Stops waiting for every tool (the index was cleared).
-  pub fn cancel_all(&self) {
-    let due = {
-      let mut state = lock(&self.shared.state);
-      state.pending.clear();
-      state.done.clear();
-      state.due()
-    };
-    self.shared.changed.notify_all();
-    due.into_iter().for_each(|w| w());
-  }
-
-  /// Calls `waiter` once no tool with an id below `target` is pending (at once if none is).
-  pub fn when_ready(&self, target: u64, waiter: Waiter) {
     let mut state = lock(&self.shared.state);
-    if state.pending.first().is_none_or(|&first| first >= target) {
+    for id in ids {
+      state.pending.remove(id);
+    }
+  }
+
+  /// Stops waiting for every tool (the index was cleared). Waiters are answered at the next
+  /// [`Pending::settle`].
+  pub fn cancel_all(&self) {
+    let mut state = lock(&self.shared.state);
+    state.pending.clear();
+    state.done.clear();
+  }
+
+  /// Answers the waiters if nothing is pending (after an operation that removed or added tools).
+  pub fn settle(&self) {
+    let due = lock(&self.shared.state).due();
+    self.shared.changed.notify_all();
+    due.into_iter().for_each(|w| w());
+  }
+
+  /// Calls `waiter` once no tool is pending (at once if none is).
+  pub fn when_ready(&self, waiter: Waiter) {
+    let mut state = lock(&self.shared.state);
+    if state.pending.is_empty() {
       drop(state);
       waiter();
       return;
     }
-    state.waiters.push((target, waiter));
+    state.waiters.push(waiter);
   }
 
   /// Blocks until no tool is pending (Rust callers and tests; JavaScript gets `when_ready`).

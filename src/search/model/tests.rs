@@ -212,12 +212,9 @@ fn the_pool_embeds_in_the_background_and_ready_waits_for_it() {
   assert!(hits.is_empty());
   let called = Arc::new(AtomicUsize::new(0));
   let c = called.clone();
-  pending.when_ready(
-    12,
-    Box::new(move || {
-      c.fetch_add(1, Ordering::SeqCst);
-    }),
-  );
+  pending.when_ready(Box::new(move || {
+    c.fetch_add(1, Ordering::SeqCst);
+  }));
   pending.wait_ready();
   assert!(pending.is_idle());
   let done = pending.take_done();
@@ -239,12 +236,9 @@ fn the_pool_embeds_in_the_background_and_ready_waits_for_it() {
   assert!(again.is_idle());
   // Already ready: the waiter runs at once.
   let c = called.clone();
-  again.when_ready(
-    10,
-    Box::new(move || {
-      c.fetch_add(1, Ordering::SeqCst);
-    }),
-  );
+  again.when_ready(Box::new(move || {
+    c.fetch_add(1, Ordering::SeqCst);
+  }));
   assert_eq!(called.load(Ordering::SeqCst), 2);
 }
 
@@ -259,25 +253,22 @@ fn cancelled_and_orphaned_jobs_end_their_waiters() {
   let mut pending = pool::Pending::default();
   pending.submit(m, (0..30).map(|i| (i, format!("cancelled text {i} unique {}", i * 13))).collect());
   let c = called.clone();
-  pending.when_ready(
-    30,
-    Box::new(move || {
-      c.fetch_add(1, Ordering::SeqCst);
-    }),
-  );
+  pending.when_ready(Box::new(move || {
+    c.fetch_add(1, Ordering::SeqCst);
+  }));
   pending.cancel_all();
   assert!(pending.is_idle());
+  // Answered when the operation settles, not while it may still add tools.
+  assert_eq!(called.load(Ordering::SeqCst), 0);
+  pending.settle();
   assert_eq!(called.load(Ordering::SeqCst), 1);
   // An index dropped with jobs queued: its waiter is answered, its jobs skipped.
   let mut orphan = pool::Pending::default();
   orphan.submit(m, (0..30).map(|i| (i, format!("orphaned text {i} unique {}", i * 17))).collect());
   let c = called.clone();
-  orphan.when_ready(
-    30,
-    Box::new(move || {
-      c.fetch_add(1, Ordering::SeqCst);
-    }),
-  );
+  orphan.when_ready(Box::new(move || {
+    c.fetch_add(1, Ordering::SeqCst);
+  }));
   drop(orphan);
   for _ in 0..500 {
     if called.load(Ordering::SeqCst) == 2 {
