@@ -318,12 +318,18 @@ export interface CodeCallOptions {
     /** @default true */
     fuzzy?: boolean
     /**
-     * Blend in similarity from static word embeddings (compiled in; no model runs), so paraphrases
-     * rank the right tool higher. `null` means the default. @default true
+     * Fuse in a sentence model's similarity (all-MiniLM-L6-v2, int8, run by the addon on the CPU),
+     * so a paraphrase that shares no word with a tool still finds it. Tools are embedded in the
+     * background; until `ready()` resolves, search is lexical. `null` means the default. @default true
      */
     semantic?: boolean | null
     /** Hits scoring below it (0..1) are dropped. @default 0 */
     similarityThreshold?: number
+    /**
+     * A folder where tool vectors are kept too (made if missing), so the next process with the
+     * same tools embeds nothing. @default none (nothing is written)
+     */
+    cacheDir?: string | null
   }
   /** @default 'codecall' */
   metaToolPrefix?: string
@@ -466,6 +472,11 @@ export declare class CodeCall {
    */
   handle(name: string, args: unknown, host: CodeCallHost): Promise<unknown>
   /**
+   * Resolves once every indexed tool has its sentence-model vector (`ToolIndex.ready()`, spec §4).
+   * `search` never waits for it: until then it ranks lexically. Never rejects.
+   */
+  ready(): Promise<void>
+  /**
    * Ends running executions with `POOL_DISPOSED` and stops the engine's sandbox threads. Later
    * executions resolve to `POOL_DISPOSED`.
    */
@@ -498,8 +509,8 @@ export declare class Sandbox {
 
 /**
  * A searchable set of tools: BM25 on tantivy over names, descriptions, tags, input property names
- * and examples, with stemming, synonyms and typo tolerance (`api.md` §4), blended with static
- * sentence embeddings.
+ * and examples, with stemming, synonyms and typo tolerance (`api.md` §4), fused with a sentence
+ * model's similarity.
  */
 export declare class ToolIndex {
   /** Throws `TypeError` (`ERR_INVALID_ARG`) for invalid options. */
@@ -509,6 +520,12 @@ export declare class ToolIndex {
    * Throws `TypeError` (`ERR_INVALID_ARG`) if any tool is malformed; then nothing is added.
    */
   upsert(tools: IndexedTool[]): void
+  /**
+   * Resolves once every tool upserted so far has its sentence-model vector (at once with
+   * `semantic: false`, without a model, or when they all have one). `search` never waits for it:
+   * until then it ranks lexically. Never rejects.
+   */
+  ready(): Promise<void>
   /** Removes tools by name; unknown names are ignored. */
   remove(names: string[]): void
   /** Removes every tool. */
@@ -647,14 +664,21 @@ export interface ToolIndexOptions {
    */
   fuzzy?: boolean
   /**
-   * Blend in semantic similarity from static word embeddings (distilled from all-MiniLM-L6-v2,
-   * compiled in; no model runs), so paraphrases that share few words with a tool still rank it.
-   * A tool the words do not match is found only on a strong similarity; unrelated queries still
-   * return `[]`. Also embedded: a tool's `title` (or `annotations.title`) and its input
-   * properties' descriptions. `null` means the default.
+   * Fuse in a sentence model's similarity of query and tool (all-MiniLM-L6-v2, int8, run by the
+   * addon on the CPU; no network, GPU or Python), so a paraphrase that shares no word with a tool
+   * still finds it. Embedded per tool: its server (`appId`), name words, `title` (or
+   * `annotations.title`), description and input property names. Tools are embedded on background
+   * threads: until every tool has its vector (`ready()`), search is lexical. A query unrelated to
+   * every tool still returns `[]`. `null` means the default.
    * @default true
    */
   semantic?: boolean | null
+  /**
+   * A directory where tool vectors are kept too (made if missing, mode 0700), so the next process
+   * with the same tools embeds nothing: `ready()` resolves at once. Default: none (nothing is
+   * written). An unusable directory only means vectors are computed again.
+   */
+  cacheDir?: string | null
 }
 
 /** Options of `ToolIndex.search()`. An empty filter list does not filter. */
