@@ -150,7 +150,7 @@ impl Engine {
     self.index.clear_for_refill()?;
     self.staging = Some(HashMap::new());
     let upserted = self.upsert_tools(tools);
-    self.index.settle();
+    self.index.end_refill();
     if let Some(fresh) = self.staging.take() {
       *self.callable.write().unwrap_or_else(|p| p.into_inner()) = fresh;
     }

@@ -152,6 +152,8 @@ pub struct ToolIndex {
   vectors: Vectors,
   /// The tools whose vectors are being computed, and the vectors done but not yet in `vectors`.
   pending: Pending,
+  /// Between `clear_for_refill` and `end_refill`: no `ready` waiter is answered.
+  refilling: bool,
   uncommitted: bool,
 }
 
@@ -193,6 +195,7 @@ impl ToolIndex {
       vocabulary: HashMap::new(),
       vectors: Vectors::default(),
       pending,
+      refilling: false,
       uncommitted: false,
     })
   }
@@ -285,7 +288,7 @@ impl ToolIndex {
         self.vectors.insert(id, &vector);
       }
     }
-    self.pending.settle();
+    self.settle_unless_refilling();
     Ok(())
   }
 
@@ -296,20 +299,22 @@ impl ToolIndex {
         self.forget(id);
       }
     }
-    self.pending.settle();
+    self.settle_unless_refilling();
   }
 
   /// Removes every tool.
   pub fn clear(&mut self) -> Result<(), IndexError> {
     self.clear_for_refill()?;
-    self.pending.settle();
+    self.end_refill();
     Ok(())
   }
 
-  /// Removes every tool without answering `ready` waiters: the caller fills the index again and
-  /// then calls [`ToolIndex::settle`] (`CodeCall.setTools`; a re-index must not look ready halfway).
+  /// Removes every tool, and answers no `ready` waiter until [`ToolIndex::end_refill`]: the caller
+  /// fills the index again in between (`CodeCall.setTools`: a re-index must not look ready while it
+  /// is half done, whatever upserts and removes it makes).
   pub fn clear_for_refill(&mut self) -> Result<(), IndexError> {
     self.writer.delete_all_documents()?;
+    self.refilling = true;
     self.entries.clear();
     self.ids.clear();
     self.stems.clear();
@@ -321,9 +326,18 @@ impl ToolIndex {
     Ok(())
   }
 
-  /// Answers `ready` waiters if every tool has its vector.
-  pub fn settle(&self) {
+  /// Ends a refill ([`ToolIndex::clear_for_refill`]): answers `ready` waiters if every tool has
+  /// its vector.
+  pub fn end_refill(&mut self) {
+    self.refilling = false;
     self.pending.settle();
+  }
+
+  /// Answers `ready` waiters if every tool has its vector, unless a refill is under way.
+  fn settle_unless_refilling(&self) {
+    if !self.refilling {
+      self.pending.settle();
+    }
   }
 
   /// The best tools for `query`, best first (see `score` for what the score means).

@@ -315,7 +315,10 @@ fn ready_waits_for_tools_replaced_or_re_added_while_it_waits() {
     let _ = tx.send(());
   }));
   index.clear_for_refill().expect("clear");
+  // What `CodeCall.setTools` does in between: removes (here of nothing), then upserts.
+  index.remove::<&str>(&[]);
   index.upsert(unique("second pass, reworded")).expect("upsert");
+  index.end_refill();
   rx.recv_timeout(std::time::Duration::from_secs(300)).expect("ready");
   assert!(index.is_ready(), "ready() resolved while the re-added tools were still pending");
   // A plain clear() with nothing added after it answers at once.
