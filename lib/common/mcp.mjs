@@ -150,11 +150,15 @@ const REASONS = {
   ask: 'the approval policy asks for this tool',
 }
 
+/** How much longer an approval's elicitation request may live than the approval's own timeout. */
+const ELICIT_GRACE_MS = 100
+
 /**
  * `CodeCallHost.approve` over MCP elicitation (§9): asks the person behind the requesting client
  * with `elicitation/create` in form mode. `elicit(params)` sends it on that client's session;
  * `accept` → approve (or approve_always with `always`), `decline` / `cancel` → decline.
- * The request is cancelled (`notifications/cancelled`, by the SDK) when `timeout` passes or
+ * The request is cancelled (`notifications/cancelled`, by the SDK) when `timeout` (plus
+ * `ELICIT_GRACE_MS`) passes or
  * `signal` aborts while it is open — once: a settled ask no longer listens to `signal`.
  * @param {(params: any, options: { signal: AbortSignal, timeout: number }) => Promise<{ action: string, content?: Record<string, unknown> }>} elicit
  * @param {{ toolName: string, input: unknown, reason: string }} request
@@ -169,7 +173,10 @@ export async function approveByElicitation(elicit, request, how) {
   how.signal?.addEventListener('abort', stop, { once: true })
   let result
   try {
-    result = await elicit({ mode: 'form', message, requestedSchema: APPROVAL_SCHEMA }, { signal: ask.signal, timeout: how.timeout })
+    // The engine's own approval timer (the same timeoutMs) decides "approval timed out"; the request
+    // outlives it by a moment, then the SDK cancels it at the client. With equal timers, a busy
+    // event loop could let the request's timeout win and the answer read "approve() threw".
+    result = await elicit({ mode: 'form', message, requestedSchema: APPROVAL_SCHEMA }, { signal: ask.signal, timeout: how.timeout + ELICIT_GRACE_MS })
   } finally {
     how.signal?.removeEventListener('abort', stop)
   }
