@@ -21,7 +21,7 @@ use crate::sandbox::ExecuteConfig;
 use crate::sandbox::Host;
 use crate::sandbox::Runner;
 use crate::sandbox::Shared;
-use crate::search::{property_descriptions, property_names, IndexError, IndexOptions, SearchOptions, Tool, ToolIndex};
+use crate::search::{property_names, IndexError, IndexOptions, SearchOptions, Tool, ToolIndex};
 use crate::validator::{Language, SelfReference};
 
 /// Most usage examples per described tool (seed 001).
@@ -603,7 +603,6 @@ fn search_tool(tool: &ToolDef) -> Tool {
     source: Some(tool.source.clone()),
     tags: tool.tags.clone(),
     properties: tool.input_schema.as_ref().map(property_names).unwrap_or_default(),
-    property_descriptions: tool.input_schema.as_ref().map(property_descriptions).unwrap_or_default(),
     examples: tool
       .examples
       .iter()

@@ -83,7 +83,7 @@ pub struct SearchHit {
 #[napi]
 pub struct ToolIndex {
   core: Core,
-  /// Whether tools' titles and property descriptions are read (the semantic signal uses them).
+  /// Whether tools' titles are read (the semantic signal embeds them).
   semantic: bool,
 }
 
@@ -209,8 +209,8 @@ fn search_options(o: ToolSearchOptions) -> Result<SearchOptions, InvalidArgument
 
 /// Reads one `IndexedTool` (see `types.d.ts`). Only the parts search uses are read: from the input
 /// schema, its structure down to `tool::MAX_SCHEMA_DEPTH` (so any depth or size is accepted). With
-/// `semantic`, also the `title` (else `annotations.title`) and the properties' descriptions; those
-/// are optional extras, so a value that is not a string is ignored rather than refused.
+/// `semantic`, also the `title` (else `annotations.title`): an optional extra, so a value that is
+/// not a string is ignored rather than refused.
 fn read_tool(env: &Env, value: &Unknown, at: &str, semantic: bool) -> napi::Result<Tool> {
   let object = object_arg(env, value, at)?;
   let name = optional_string(env, &object, "name", at)?
@@ -240,11 +240,7 @@ fn read_tool(env: &Env, value: &Unknown, at: &str, semantic: bool) -> napi::Resu
   }
   if let Some(schema) = present(&object, "inputSchema")? {
     object_arg(env, &schema, &format!("{at}.inputSchema"))?;
-    let outline = schema_outline(env, &schema, 0, semantic)?;
-    tool.properties = tool::property_names(&outline);
-    if semantic {
-      tool.property_descriptions = tool::property_descriptions(&outline);
-    }
+    tool.properties = tool::property_names(&schema_outline(env, &schema, 0)?);
   }
   if let Some(examples) = present(&object, "examples")? {
     for (i, example) in array_arg(env, &examples, &format!("{at}.examples"))?.iter().enumerate() {
@@ -267,9 +263,8 @@ const SCHEMA_LISTS: [&str; 4] = ["items", "anyOf", "oneOf", "allOf"];
 /// Keys read from one schema map, elements from one list.
 const SCHEMA_FANOUT: usize = 256;
 
-/// The sub-schema structure of a JSON Schema, as JSON, down to `tool::MAX_SCHEMA_DEPTH`; with
-/// `descriptions`, each sub-schema's `description` string too.
-fn schema_outline(env: &Env, value: &Unknown, depth: usize, descriptions: bool) -> napi::Result<Value> {
+/// The sub-schema structure of a JSON Schema, as JSON, down to `tool::MAX_SCHEMA_DEPTH`.
+fn schema_outline(env: &Env, value: &Unknown, depth: usize) -> napi::Result<Value> {
   if depth > tool::MAX_SCHEMA_DEPTH || value.get_type()? != ValueType::Object {
     return Ok(Value::Null);
   }
@@ -278,7 +273,7 @@ fn schema_outline(env: &Env, value: &Unknown, depth: usize, descriptions: bool) 
     let len = object.get_array_length()?.min(SCHEMA_FANOUT as u32);
     let mut list = Vec::with_capacity(len as usize);
     for i in 0..len {
-      list.push(schema_outline(env, &object.get_element::<Unknown>(i)?, depth, descriptions)?);
+      list.push(schema_outline(env, &object.get_element::<Unknown>(i)?, depth)?);
     }
     return Ok(Value::Array(list));
   }
@@ -290,7 +285,7 @@ fn schema_outline(env: &Env, value: &Unknown, depth: usize, descriptions: bool) 
       for name in Object::keys(&map)?.into_iter().take(SCHEMA_FANOUT) {
         let sub = map.get::<Unknown>(&name)?;
         let sub = match sub {
-          Some(s) => schema_outline(env, &s, depth + 1, descriptions)?,
+          Some(s) => schema_outline(env, &s, depth + 1)?,
           None => Value::Null,
         };
         outline.insert(name, sub);
@@ -300,13 +295,7 @@ fn schema_outline(env: &Env, value: &Unknown, depth: usize, descriptions: bool) 
   }
   for key in SCHEMA_LISTS {
     if let Some(sub) = present(&object, key)? {
-      out.insert(key.to_string(), schema_outline(env, &sub, depth + 1, descriptions)?);
-    }
-  }
-  if descriptions && depth > 0 {
-    if let Some(d) = lenient_string(env, &object, "description")? {
-      let d: String = d.chars().take(tool::MAX_PROPERTY_DESCRIPTION_CHARS).collect();
-      out.insert("description".into(), Value::String(d));
+      out.insert(key.to_string(), schema_outline(env, &sub, depth + 1)?);
     }
   }
   Ok(Value::Object(out))

@@ -149,7 +149,6 @@ mod tests {
       title: Some("Create issue".into()),
       description: Some("Open a new issue".into()),
       properties: vec!["repoName".into(), "body".into()],
-      property_descriptions: vec!["The repository".into(), " ".into()],
       ..Tool::default()
     };
     assert_eq!(tool_text(&tool), "github: create issue. Create issue. Open a new issue. repo name, body");

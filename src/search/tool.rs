@@ -16,9 +16,6 @@ pub struct Tool {
   pub properties: Vec<String>,
   /// Text of the tool's examples (their descriptions, or the strings themselves).
   pub examples: Vec<String>,
-  /// Descriptions of the input schema's properties (nested ones included): read by the semantic
-  /// signal only.
-  pub property_descriptions: Vec<String>,
 }
 
 /// At most this many property names are taken from one schema.
@@ -33,24 +30,6 @@ pub fn property_names(schema: &Value) -> Vec<String> {
   walk_properties(schema, 0, &mut out, &|name, _, out| {
     if !out.iter().any(|n| n == name) {
       out.push(name.to_string());
-    }
-  });
-  out
-}
-
-/// At most this many characters are kept of one property description.
-pub const MAX_PROPERTY_DESCRIPTION_CHARS: usize = 1024;
-
-/// The descriptions of the properties of a JSON Schema (the `description` string of each property
-/// schema), walking the same structure as [`property_names`], at most [`MAX_PROPERTIES`] of them,
-/// each cut to [`MAX_PROPERTY_DESCRIPTION_CHARS`].
-pub fn property_descriptions(schema: &Value) -> Vec<String> {
-  let mut out = Vec::new();
-  walk_properties(schema, 0, &mut out, &|_, sub, out| {
-    if let Some(Value::String(d)) = sub.get("description") {
-      if !d.trim().is_empty() {
-        out.push(d.chars().take(MAX_PROPERTY_DESCRIPTION_CHARS).collect());
-      }
     }
   });
   out
@@ -117,21 +96,6 @@ mod tests {
     names.sort();
     assert_eq!(names, ["branchName", "color", "email", "labels", "name", "owner", "target"]);
     assert!(property_names(&json!("not a schema")).is_empty());
-  }
-
-  #[test]
-  fn reads_property_descriptions() {
-    let schema = json!({
-      "properties": {
-        "owner": { "type": "string", "description": "Repository owner" },
-        "labels": { "items": { "properties": { "name": { "description": "Label name" } } } },
-        "blank": { "description": "  " },
-        "odd": { "description": 3 }
-      }
-    });
-    assert_eq!(property_descriptions(&schema), ["Repository owner", "Label name"]);
-    let long = json!({ "properties": { "p": { "description": "x".repeat(5000) } } });
-    assert_eq!(property_descriptions(&long)[0].len(), MAX_PROPERTY_DESCRIPTION_CHARS);
   }
 
   #[test]
