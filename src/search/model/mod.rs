@@ -383,7 +383,7 @@ impl Model {
         }
       }
       row += seq.len();
-      let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+      let norm = dot(&v, &v).sqrt();
       if norm.is_finite() && norm > 0.0 {
         v.iter_mut().for_each(|a| *a /= norm);
       }
@@ -439,9 +439,6 @@ impl Model {
   }
 }
 
-/// Ones, for sums as dot products (8 lanes, so they vectorise).
-static ONES: [f32; 4096] = [1.0; 4096];
-
 /// The head width the attention loop is specialised for (MiniLM's: 384 / 12).
 const HEAD: usize = 32;
 
@@ -456,19 +453,11 @@ fn add_into(y: &mut [f32], x: &[f32]) {
 #[inline(always)]
 fn layer_norm(x: &mut [f32], h: usize, norm: &Norm, eps: f32) {
   for row in x.chunks_exact_mut(h) {
-    let mean = dot(row, &ONES[..row.len().min(ONES.len())]) / h as f32;
-    let mut acc = [0f32; 8];
-    let chunks = row.chunks_exact(8);
-    let tail: f32 = chunks.remainder().iter().map(|v| (v - mean) * (v - mean)).sum();
-    for c in chunks {
-      for (a, &v) in acc.iter_mut().zip(c) {
-        *a += (v - mean) * (v - mean);
-      }
-    }
-    let var = (acc.iter().sum::<f32>() + tail) / h as f32;
-    let inv = 1.0 / (var + eps).sqrt();
+    let mean = sum(row) / h as f32;
+    row.iter_mut().for_each(|v| *v -= mean);
+    let inv = 1.0 / (dot(row, row) / h as f32 + eps).sqrt();
     for ((v, &g), &b) in row.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
-      *v = (*v - mean) * inv * g + b;
+      *v = *v * inv * g + b;
     }
   }
 }
@@ -513,6 +502,20 @@ pub fn fnv1a64(mut hash: u64, bytes: &[u8]) -> u64 {
     hash = hash.wrapping_mul(0x0100_0000_01b3);
   }
   hash
+}
+
+/// The sum of `a`, in eight lanes (so it vectorises, like [`dot`]).
+#[inline(always)]
+fn sum(a: &[f32]) -> f32 {
+  let mut acc = [0f32; 8];
+  let chunks = a.chunks_exact(8);
+  let tail: f32 = chunks.remainder().iter().sum();
+  for c in chunks {
+    for (s, x) in acc.iter_mut().zip(c) {
+      *s += x;
+    }
+  }
+  acc.iter().sum::<f32>() + tail
 }
 
 /// The dot product of two vectors of the same length (the cosine of two unit vectors).
