@@ -15,7 +15,7 @@ use std::{
   fs::{File, OpenOptions},
   io::{Read, Write},
   path::{Path, PathBuf},
-  sync::{Arc, Mutex},
+  sync::{Arc, LazyLock, Mutex},
 };
 
 use super::{fnv1a64, Vector};
@@ -37,10 +37,9 @@ pub struct DiskCache {
 /// The cache file of `dir` for the model with `fingerprint`, opened once per process (later calls
 /// get the same one), with the vectors it holds. `None` when the directory cannot be used.
 pub fn open(dir: &Path, fingerprint: u64, dims: usize) -> Option<(Arc<DiskCache>, Vec<Keyed>)> {
-  static OPEN: Mutex<Option<HashMap<PathBuf, Arc<DiskCache>>>> = Mutex::new(None);
+  static OPEN: LazyLock<Mutex<HashMap<PathBuf, Arc<DiskCache>>>> = LazyLock::new(Mutex::default);
   let path = dir.join(format!("embeddings-{fingerprint:016x}.vec"));
   let mut open = OPEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-  let open = open.get_or_insert_with(HashMap::new);
   if let Some(cache) = open.get(&path) {
     return Some((cache.clone(), Vec::new()));
   }

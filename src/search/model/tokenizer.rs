@@ -138,7 +138,8 @@ impl Vocab {
   }
 }
 
-/// [`for_each_word`] that stops early once `each` returns false.
+/// [`for_each_word`] whose `each` stops being called once it returned false (the words are still
+/// split: callers cut long texts first, as `Model::encode` does).
 fn for_each_word_until(text: &str, mut each: impl FnMut(&str) -> bool) {
   let mut going = true;
   for_each_word(text, |word| {
