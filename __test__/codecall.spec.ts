@@ -1,5 +1,8 @@
 // CodeCall through its JavaScript API, with an in-process host: options, callbacks, the meta-tools,
 // execute's CallToolResult unwrapping, invoke, handle, and the argument errors of the contract.
+import { readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 import { CodeCall, type CodeCallHost, type ExecuteEvent, type ToolDefinition } from '../index.js'
@@ -270,6 +273,23 @@ return { ids: list.items.map((u) => u.id), one, text }`,
     await Promise.all(engines.map((cc) => cc.dispose()))
   })
 
+  it('search.cacheDir: omitted, undefined and null keep nothing on disk; a folder keeps the vectors', async () => {
+    const dir = join(tmpdir(), `codecall-cc-cache-${process.pid}-${Date.now()}`)
+    const tools = [{ name: 'weather:get_forecast', description: 'Get the weather forecast for a city' }]
+    for (const search of [undefined, {}, { cacheDir: undefined }, { cacheDir: null as never }, { cacheDir: dir }]) {
+      const cc = new CodeCall({ search })
+      try {
+        cc.setTools(tools)
+        await cc.ready()
+        expect(cc.search({ query: 'will it rain tomorrow' }).tools.map((t) => t.name)).toEqual(['weather:get_forecast'])
+      } finally {
+        await cc.dispose()
+      }
+    }
+    expect(readdirSync(dir).filter((f) => f.endsWith('.vec'))).toHaveLength(1)
+    rmSync(dir, { recursive: true, force: true })
+  })
+
   it('rejects bad arguments with ERR_INVALID_ARG (throws for sync methods, rejects for async ones)', async () => {
     expectInvalidArg(() => new CodeCall({ mode: 'everything' as never }), /options\.mode/)
     expectInvalidArg(() => new CodeCall({ topK: 0 }), /options\.topK/)
@@ -278,6 +298,8 @@ return { ids: list.items.map((u) => u.id), one, text }`,
     expectInvalidArg(() => new CodeCall({ directCalls: { enabled: 'yes' as never } }), /options\.directCalls\.enabled/)
     expectInvalidArg(() => new CodeCall({ vm: { preset: 'open' as never } }), /options\.vm/)
     expectInvalidArg(() => new CodeCall({ search: { similarityThreshold: 2 } }), /similarityThreshold/)
+    expectInvalidArg(() => new CodeCall({ search: { cacheDir: '' } }), /options\.search\.cacheDir/)
+    expectInvalidArg(() => new CodeCall({ search: { cacheDir: 7 as never } }), /options\.search\.cacheDir/)
     expectInvalidArg(() => new CodeCall({ metaToolSeparator: '/' as never }), /metaToolSeparator/)
     expectInvalidArg(() => new CodeCall({ metaToolPrefix: 'has space' }), /metaToolPrefix/)
     const cc = new CodeCall()
