@@ -4,11 +4,14 @@
 //   codecall serve  [--config f] [--http <port>] [--host h] [--token t] [--audit file|-]
 //   codecall exec   (--code s | --file f) [--input json | --input-file f] [...]
 //   codecall search <query> [--config f] [--top-k n] [--json]
+//   codecall scripts list|show <name>|remove <name> [--config f]
 //
-// Exit codes: 0 success; 1 the script failed (exec); 2 bad arguments or configuration, with one
-// line on stderr. Standard output carries only the MCP protocol (serve) or the JSON result (exec).
-import { existsSync, readFileSync } from 'node:fs'
+// Exit codes: 0 success; 1 the script failed (exec) or no such saved script (scripts); 2 bad
+// arguments or configuration, with one line on stderr. Standard output carries only the MCP protocol (serve) or the JSON result (exec).
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { ConfigError, DEFAULT_CONFIG_PATH, loadConfig, parseConfig } from './config.mjs'
+import { createRequire } from 'node:module'
 import { describeError } from './errors.mjs'
 
 const HELP = {
@@ -18,10 +21,13 @@ Usage:
   codecall serve  [--config codecall.json] [--http <port>] [--host 127.0.0.1] [--token t] [--audit file|-]
   codecall exec   (--code <js> | --file <path>) [--input <json> | --input-file <path>] [options]
   codecall search <query> [--config codecall.json] [--top-k 8] [--json]
+  codecall scripts list [--config codecall.json] [--json]
+  codecall scripts show <name> [--version n] [--config codecall.json] [--json]
+  codecall scripts remove <name> [--config codecall.json]
   codecall --version
 
 The config is the "mcpServers" JSON your MCP client already uses, plus an optional "codecall"
-section (mode, topK, vm, allowedServers, directCalls, callTimeoutMs, audit, ...).
+section (mode, topK, vm, allowedServers, directCalls, callTimeoutMs, audit, scripts, ...).
 Run "codecall <command> --help" for a command's options.`,
   serve: `codecall serve — an MCP server that lists four meta-tools (codecall_search, codecall_describe,
 codecall_execute, codecall_invoke) in front of every server of the config.
@@ -68,6 +74,41 @@ Options:
   --top-k <n>        how many tools (default: the config's topK, else 8)
   --json             print the search result as JSON
   --verbose          upstream start-up and stderr lines on stderr
+  -h, --help         this text`,
+  scripts: `codecall scripts — see and prune the scripts models saved (codecall_save) in the store
+of the config's codecall.scripts. Starts no MCP server.
+
+Usage:
+  codecall scripts list [--config codecall.json] [--json]
+      the latest version of each saved script: saved:<name>  v<version>  <created>  <description>
+  codecall scripts show <name> [--version n] [--config codecall.json] [--json]
+      one saved script (the latest version unless --version): its metadata, then its code
+  codecall scripts remove <name> [--config codecall.json]
+      every version of one saved script
+
+<name> is the script's name, with or without "saved:".
+Exit code 0 on success, 1 when there is no such script, 2 for bad arguments or configuration
+(a config without codecall.scripts included).`,
+  'scripts list': `codecall scripts list — the latest version of each saved script, by name:
+  saved:<name>  v<version>  <created>  <first line of the description>
+
+Options:
+  --config <file>    the config whose codecall.scripts.store is read (default ./codecall.json)
+  --json             print the scripts (every field, the code included) as a JSON array
+  -h, --help         this text`,
+  'scripts show': `codecall scripts show <name> — one saved script: its metadata, a blank line, then its code.
+Exit code 1 when there is no such script (or version).
+
+Options:
+  --version <n>      that version (default: the latest)
+  --config <file>    the config whose codecall.scripts.store is read (default ./codecall.json)
+  --json             print the saved script as JSON
+  -h, --help         this text`,
+  'scripts remove': `codecall scripts remove <name> — deletes every version of one saved script; models
+no longer find or run it. Exit code 1 when there is no such script.
+
+Options:
+  --config <file>    the config whose codecall.scripts.store is read (default ./codecall.json)
   -h, --help         this text`,
 }
 
@@ -124,6 +165,21 @@ function configFrom(flags, required) {
   if (flags.config !== undefined) return loadConfig(flags.config)
   if (existsSync(DEFAULT_CONFIG_PATH) || required) return loadConfig(DEFAULT_CONFIG_PATH)
   return parseConfig({ mcpServers: {} })
+}
+
+/**
+ * A Gateway, or a UsageError: the engine checks what the config parser leaves to it at
+ * construction (vm limits; a scripts store it cannot open, named by its path). Nothing has
+ * started yet when it throws.
+ * @param {typeof import('./gateway.mjs').Gateway} Gateway
+ * @param {ConstructorParameters<typeof import('./gateway.mjs').Gateway>} args
+ */
+function openGateway(Gateway, ...args) {
+  try {
+    return new Gateway(...args)
+  } catch (e) {
+    throw new UsageError(`config: ${e?.message ?? e}`)
+  }
 }
 
 /** stderr lines; `quiet` keeps warnings only (start-up chatter and upstream stderr dropped). */
@@ -187,7 +243,7 @@ async function serve(argv) {
   }
   const log = logger(Boolean(flags.quiet))
   let sessions = null
-  const gateway = new Gateway(config, {
+  const gateway = openGateway(Gateway, config, {
     log,
     audit: flags.audit,
     onToolsChanged: () => sessions?.toolsChanged(),
@@ -265,12 +321,7 @@ async function exec(argv) {
     for (const s of allowedServers) if (!names.includes(s)) throw new UsageError(`--allowed-servers: '${s}' is not a server of the config (${names.join(', ') || 'none'})`)
   }
   const { Gateway, RequestScope } = await import('./gateway.mjs')
-  let gateway
-  try {
-    gateway = new Gateway({ ...config, codecall: { ...config.codecall, vm } }, { log: logger(!flags.verbose) })
-  } catch (e) {
-    throw new UsageError(`config: codecall.vm: ${e.message}`)
-  }
+  const gateway = openGateway(Gateway, { ...config, codecall: { ...config.codecall, vm } }, { log: logger(!flags.verbose) })
   const closers = [() => gateway.close()]
   let output
   let code
@@ -321,7 +372,7 @@ async function search(argv) {
   const config = configFrom(flags, false)
   const topK = flags['top-k'] !== undefined ? wholeNumber(flags['top-k'], 'top-k', 1, 1000) : config.codecall.topK ?? 8
   const { Gateway } = await import('./gateway.mjs')
-  const gateway = new Gateway(config, { log: logger(!flags.verbose), audit: null })
+  const gateway = openGateway(Gateway, config, { log: logger(!flags.verbose), audit: null })
   const closers = [() => gateway.close()]
   onSignals(closers)
   const result = await gateway.search(query, topK)
@@ -339,10 +390,120 @@ async function search(argv) {
   await shutdown(0, closers)
 }
 
+/** A command's answer that is not a success: one line on stderr, exit code 1 (`scripts`). */
+class NotFound extends Error {}
+
+/** A saved script's name as a person types it: `report` or `saved:report`. */
+function scriptName(positionals, command) {
+  if (positionals.length === 0) throw new UsageError(`give a script name: codecall scripts ${command} <name>`)
+  if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}' (see codecall scripts ${command} --help)`)
+  const name = positionals[0].startsWith('saved:') ? positionals[0].slice('saved:'.length) : positionals[0]
+  if (name === '') throw new UsageError('the script name is empty')
+  return name
+}
+
+/** The first line of a description, for one-line listings. */
+function firstLine(text) {
+  return String(text ?? '').split('\n')[0]
+}
+
+/** `codecall scripts show`'s text: metadata lines, a blank line, the code. */
+function showText(s) {
+  const lines = [`saved:${s.name}  v${s.version}`]
+  const field = (label, value) => lines.push(`${`${label}:`.padEnd(13)}${value}`)
+  const [first, ...more] = String(s.description ?? '').split('\n')
+  field('description', first)
+  for (const line of more) lines.push(`${' '.repeat(13)}${line}`)
+  field('language', s.language ?? 'javascript')
+  if (Array.isArray(s.tags) && s.tags.length) field('tags', s.tags.join(', '))
+  field('created', s.createdAt)
+  field('sha256', s.codeSha256)
+  if (s.inputSchema !== undefined && s.inputSchema !== null) field('input', JSON.stringify(s.inputSchema))
+  return `${lines.join('\n')}\n\n${String(s.script ?? '').replace(/\n?$/, '\n')}`
+}
+
+/**
+ * `codecall scripts list|show|remove`: a person's view of the store models save to (§11). It
+ * needs no upstream — an engine with just the config's store answers — and it never creates a
+ * store that is not there (a typo in a path must not leave an empty database behind).
+ */
+async function scripts(argv) {
+  const [command, ...rest] = argv
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    return void process.stdout.write(`${HELP.scripts}\n`)
+  }
+  const specs = {
+    list: { config: 'string', json: 'boolean', help: 'boolean' },
+    show: { config: 'string', version: 'string', json: 'boolean', help: 'boolean' },
+    remove: { config: 'string', help: 'boolean' },
+  }
+  if (!Object.hasOwn(specs, command)) throw new UsageError(`unknown command 'scripts ${command}' (commands: list, show, remove; see codecall scripts --help)`)
+  const { flags, positionals } = parseArgs(rest, specs[command])
+  if (flags.help) return void process.stdout.write(`${HELP[`scripts ${command}`]}\n`)
+  if (command === 'list' && positionals.length) throw new UsageError(`unexpected argument '${positionals[0]}' (see codecall scripts list --help)`)
+  const name = command === 'list' ? null : scriptName(positionals, command)
+  const version = flags.version === undefined ? undefined : wholeNumber(flags.version, 'version', 1, 2 ** 31 - 1)
+  const config = configFrom(flags, true)
+  const options = config.codecall.scripts
+  if (!options) throw new UsageError(`${flags.config ?? DEFAULT_CONFIG_PATH} has no codecall.scripts: add "codecall": { "scripts": { "store": "./codecall-scripts.db" } }`)
+  const store = options.store
+  if (store !== ':memory:' && !existsSync(store)) {
+    let folder = false
+    try {
+      folder = statSync(dirname(store)).isDirectory()
+    } catch {
+      // missing: the config names a folder that is not there
+    }
+    if (!folder) throw new UsageError(`config: codecall.scripts.store: the folder of ${store} does not exist`)
+    // No store yet: nothing was ever saved there.
+    if (command === 'list') {
+      if (flags.json) process.stdout.write('[]\n')
+      else process.stderr.write(`codecall: no saved scripts (${store} does not exist yet)\n`)
+      return
+    }
+    throw new NotFound(`no saved script '${name}' (${store} does not exist yet)`)
+  }
+  const { CodeCall } = createRequire(import.meta.url)('../../index.js')
+  let codecall
+  try {
+    codecall = new CodeCall({ scripts: options })
+  } catch (e) {
+    throw new UsageError(`config: codecall.scripts: ${e?.message ?? e}`)
+  }
+  try {
+    if (command === 'list') {
+      const list = await codecall.scripts.list()
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify(list, null, 2)}\n`)
+      } else if (list.length === 0) {
+        process.stderr.write(`codecall: no saved scripts in ${store}\n`)
+      } else {
+        const width = Math.max(...list.map((s) => s.name.length)) + 'saved:'.length
+        const vWidth = Math.max(...list.map((s) => String(s.version).length)) + 1
+        for (const s of list) {
+          process.stdout.write(`${`saved:${s.name}`.padEnd(width)}  ${`v${s.version}`.padEnd(vWidth)}  ${s.createdAt}  ${firstLine(s.description)}\n`)
+        }
+      }
+    } else if (command === 'show') {
+      const saved = await codecall.scripts.get(name, version)
+      if (!saved) throw new NotFound(`no saved script '${name}'${version === undefined ? '' : ` with version ${version}`}`)
+      process.stdout.write(flags.json ? `${JSON.stringify(saved, null, 2)}\n` : showText(saved))
+    } else {
+      if (!(await codecall.scripts.remove(name))) throw new NotFound(`no saved script '${name}'`)
+      process.stdout.write(`removed saved:${name} (every version)\n`)
+    }
+  } catch (e) {
+    if (e instanceof NotFound) throw e
+    // The engine refuses a malformed name (ERR_INVALID_ARG): a bad argument, exit 2.
+    throw new UsageError(e?.code === 'ERR_INVALID_ARG' ? e.message : `the store ${store}: ${describeError(e)}`)
+  } finally {
+    await codecall.dispose().catch(() => {})
+  }
+}
+
 async function main(argv) {
   const [command, ...rest] = argv
   if (command === '--version' || command === '-v') {
-    const { createRequire } = await import('node:module')
     process.stdout.write(`${createRequire(import.meta.url)('../../package.json').version}\n`)
     return
   }
@@ -354,10 +515,15 @@ async function main(argv) {
   if (command === 'serve') return serve(rest)
   if (command === 'exec') return exec(rest)
   if (command === 'search') return search(rest)
-  throw new UsageError(`unknown command '${command}' (commands: serve, exec, search; see --help)`)
+  if (command === 'scripts') return scripts(rest)
+  throw new UsageError(`unknown command '${command}' (commands: serve, exec, search, scripts; see --help)`)
 }
 
 main(process.argv.slice(2)).catch((e) => {
+  if (e instanceof NotFound) {
+    process.stderr.write(`codecall: ${e.message}\n`)
+    process.exit(1)
+  }
   if (e instanceof UsageError || e instanceof ConfigError) {
     process.stderr.write(`codecall: ${e.message}\n`)
     process.exit(2)

@@ -158,6 +158,24 @@ function checkServer(name, raw, baseDir, path) {
   return server
 }
 
+/**
+ * `codecall.scripts` (api.md §11): where saved scripts live. A relative `store` is relative to the
+ * config file's folder, like `audit`; `':memory:'` stays as it is (gone when the gateway stops).
+ * Whether the store's folder exists is the engine's to say (at start, naming the path).
+ */
+function checkScripts(raw, baseDir, path) {
+  expect(isObject(raw), 'an object', raw, path)
+  checkKeys(raw, ['store', 'historySize', 'maxDepth'], path)
+  if (!own(raw, 'store')) throw new ConfigError("needs 'store': a SQLite file (relative to this config) or ':memory:'", path)
+  const store = nonEmpty(raw.store, `${path}.store`)
+  /** @type {{ store: string, historySize?: number, maxDepth?: number }} */
+  const out = { store: store === ':memory:' ? store : resolve(baseDir, store) }
+  // Optional means optional: null stands for the engine's default, as a missing key does.
+  if (raw.historySize !== undefined && raw.historySize !== null) out.historySize = positiveInt(raw.historySize, `${path}.historySize`, 10_000)
+  if (raw.maxDepth !== undefined && raw.maxDepth !== null) out.maxDepth = positiveInt(raw.maxDepth, `${path}.maxDepth`, 64)
+  return out
+}
+
 /** `codecall.approval` (api.md §9), checked here so that a mistake names its key path. */
 function checkApproval(raw, path) {
   expect(isObject(raw), 'an object', raw, path)
@@ -198,13 +216,14 @@ function checkCodecall(raw, serverNames, baseDir) {
     audit: null,
     approval: undefined,
     cacheDir: undefined,
+    scripts: undefined,
   }
   if (raw === undefined) return out
   expect(isObject(raw), 'an object', raw, path)
   checkKeys(
     raw,
     ['mode', 'topK', 'maxDefinitions', 'metaToolPrefix', 'metaToolSeparator', 'vm', 'search', 'allowedServers',
-      'directCalls', 'callTimeoutMs', 'startupTimeoutMs', 'audit', 'approval', 'cacheDir'],
+      'directCalls', 'callTimeoutMs', 'startupTimeoutMs', 'audit', 'approval', 'cacheDir', 'scripts'],
     path,
   )
   if (own(raw, 'mode')) {
@@ -244,6 +263,7 @@ function checkCodecall(raw, serverNames, baseDir) {
     if (own(d, 'allowedTools')) out.directCalls.allowedTools = stringList(d.allowedTools, `${path}.directCalls.allowedTools`)
   }
   if (own(raw, 'approval')) out.approval = checkApproval(raw.approval, `${path}.approval`)
+  if (own(raw, 'scripts') && raw.scripts !== null) out.scripts = checkScripts(raw.scripts, baseDir, `${path}.scripts`)
   if (own(raw, 'callTimeoutMs')) out.callTimeoutMs = positiveInt(raw.callTimeoutMs, `${path}.callTimeoutMs`)
   if (own(raw, 'startupTimeoutMs')) out.startupTimeoutMs = positiveInt(raw.startupTimeoutMs, `${path}.startupTimeoutMs`)
   if (own(raw, 'cacheDir')) {
@@ -281,6 +301,8 @@ export function parseConfig(raw, options) {
       if (!SERVER_NAME.test(name) || name === '__proto__' || name === 'constructor' || name === 'prototype') {
         throw new ConfigError('server names may use only letters, digits, _ . - (1 to 64 of them): they become tool-name prefixes', `${key}.${name}`)
       }
+      // §11: saved scripts are the tools `saved:<name>`; a server of that name would shadow them.
+      if (name === 'saved') throw new ConfigError("'saved' is a reserved server name (saved scripts are the tools saved:<name>): rename this server", `${key}.${name}`)
       servers.push(checkServer(name, spec, baseDir, `${key}.${name}`))
     }
     const codecall = checkCodecall(expandEnv(raw.codecall, env, 'codecall'), servers.map((s) => s.name), baseDir)

@@ -3,7 +3,9 @@
 // gets a host whose `callTool` resolves into the upstream through the SDK client, and whose
 // `functions` are seed 003's `mcp.*` and seed 004's `call_tool`. Every way a script reaches an
 // upstream passes the same policy (allowedServers, internal tools, include/exclude), counts
-// against the same `maxToolCalls` and sends the same events.
+// against the same `maxToolCalls` and sends the same events. Saved scripts (§11) are the engine's:
+// the gateway passes `codecall.scripts` on, gives the host the session's id and names a saved run
+// in its audit line.
 //
 // Transports to the MCP client (stdio, HTTP sessions) live in server.mjs; this file knows none.
 import { createHash } from 'node:crypto'
@@ -49,6 +51,8 @@ export class Gateway {
       search: { ...c.search, cacheDir: c.cacheDir === false ? undefined : (c.cacheDir ?? userCacheDir(process.env)) },
       directCalls: c.directCalls,
       approval: c.approval,
+      // §11: only when configured — the key alone would ask the engine for saved scripts.
+      ...(c.scripts ? { scripts: c.scripts } : {}),
       onToolsChanged: () => {
         if (!this.suppressChanges) this.onToolsChanged()
       },
@@ -75,6 +79,8 @@ export class Gateway {
     this.closed = false
     /** `<server>:<tool>` → whether the engine indexes it (by its mode); cleared on each re-index. */
     this.indexed = new Map()
+    /** `saved:<name>@<version>` → the saved script's length (a version never changes), for audit lines. */
+    this.savedLengths = new Map()
   }
 
   /** Starts every upstream in parallel; resolves when each is connected or has failed. */
@@ -156,18 +162,46 @@ export class Gateway {
       throw e
     } finally {
       scope.end()
-      if (kind && this.audit) this.#audit(kind, name, args, scope, result, failure, performance.now() - started)
+      if (kind && this.audit) {
+        const durationMs = performance.now() - started
+        const saved = savedRun(result)
+        const length = saved ? await this.#savedLength(saved) : 0
+        this.#audit(kind, name, args, scope, result, failure, durationMs, saved, length)
+      }
     }
   }
 
-  #audit(kind, name, args, scope, result, failure, durationMs) {
+  /**
+   * The length of a saved script's code, read once per version from the store (the engine's result
+   * names the run's version and hash, not its length); 0 when the store cannot say.
+   * @param {{ name: string, version: number }} saved
+   */
+  async #savedLength(saved) {
+    const key = `${saved.name}@${saved.version}`
+    let length = this.savedLengths.get(key)
+    if (length === undefined) {
+      let script
+      try {
+        script = await this.codecall.scripts?.get(saved.name.slice('saved:'.length), saved.version)
+      } catch {
+        return 0
+      }
+      if (typeof script?.script !== 'string') return 0
+      length = script.script.length
+      this.savedLengths.set(key, length)
+    }
+    return length
+  }
+
+  #audit(kind, name, args, scope, result, failure, durationMs, saved, savedLength) {
     const script = kind === 'execute' && args && typeof args === 'object' && typeof args.script === 'string' ? args.script : null
     const line = {
       ts: new Date().toISOString(),
       sessionId: scope.sessionId,
-      tool: name,
-      codeSha256: script === null ? null : createHash('sha256').update(script, 'utf8').digest('hex'),
-      codeLength: script === null ? 0 : script.length,
+      // §11: a saved script's run is named by its version, and hashed as the code it ran.
+      tool: saved ? `${saved.name}@${saved.version}` : name,
+      codeSha256: saved ? saved.codeSha256 : script === null ? null : createHash('sha256').update(script, 'utf8').digest('hex'),
+      codeLength: saved ? savedLength : script === null ? 0 : script.length,
       durationMs: Math.round(durationMs * 10) / 10,
       // invoke: a call refused before the host (unknown, not allowed) reached no server.
       toolCalls: kind === 'execute' ? (result?.stats?.toolCalls ?? 0) : result && (result.status === 'ok' || result.error?.code === 'TOOL_EXECUTION_ERROR') ? 1 : 0,
@@ -422,6 +456,8 @@ export class Gateway {
           }
         : undefined)
     return {
+      // §11: whose recent executions a `codecall_save` by executionId reads (null: one shared).
+      sessionId: scope.sessionId,
       deniedTools,
       ...(approve ? { approve } : {}),
       // §9: these functions call '<server>:<tool>' — approvals hold for them as for callTool.
@@ -446,6 +482,17 @@ export class Gateway {
     await this.codecall.dispose().catch(() => {})
     await this.audit?.close()
   }
+}
+
+/**
+ * The saved script an execute or invoke ran (§11: the engine's result names it), or null.
+ * @returns {{ name: string, version: number, codeSha256: string | null } | null}
+ */
+function savedRun(result) {
+  const saved = result && typeof result === 'object' ? result.saved : undefined
+  if (!saved || typeof saved !== 'object' || typeof saved.name !== 'string' || !Number.isInteger(saved.version)) return null
+  const name = saved.name.startsWith('saved:') ? saved.name : `saved:${saved.name}`
+  return { name, version: saved.version, codeSha256: typeof saved.codeSha256 === 'string' ? saved.codeSha256 : null }
 }
 
 /** An upstream tool as a CodeCall `ToolDefinition`: `<server>:<tool>`, appId = server. */

@@ -45,6 +45,11 @@ export interface GatewayOptions {
    * `%LOCALAPPDATA%\codecall`).
    */
   cacheDir?: string | false
+  /**
+   * §11: saved scripts — `store` is a SQLite file (absolute: resolved against the config file's
+   * folder) or `':memory:'`. `undefined`: no saved scripts (no `codecall_save`).
+   */
+  scripts?: { store: string; historySize?: number; maxDepth?: number }
 }
 
 export interface GatewayConfig {
@@ -121,15 +126,19 @@ export class Gateway {
   )
   readonly codecall: CodeCall
   readonly metaNames: Set<string>
-  readonly metaByKind: { search: string; describe: string; execute: string; invoke?: string }
+  readonly metaByKind: { search: string; describe: string; execute: string; invoke?: string; save?: string }
   /** Starts every upstream in parallel; resolves when each has connected or failed. */
   start(): Promise<void>
   listTools(): ReturnType<CodeCall['listTools']>
   isMetaTool(name: string): boolean
   search(query: string, topK?: number): Promise<ReturnType<CodeCall['search']>>
-  /** One meta-tool call; rejects (ERR_INVALID_ARG) for malformed arguments. */
+  /**
+   * One meta-tool call; rejects (ERR_INVALID_ARG) for malformed arguments. Writes the audit line
+   * of execute and invoke (a saved script's run names `saved:<name>@<version>`).
+   */
   handle(name: string, args: unknown, scope: RequestScope, overrides?: { allowedServers?: string[] | null } | null): Promise<ExecuteResult | unknown>
-  hostFor(scope: RequestScope, overrides?: { allowedServers?: string[] | null; allowedTools?: string[] | null } | null): CodeCallHost
+  /** The engine's host for one call; its `sessionId` is the scope's (§11: whose history a save reads). */
+  hostFor(scope: RequestScope, overrides?: { allowedServers?: string[] | null; allowedTools?: string[] | null } | null): CodeCallHost & { sessionId: string | null }
   /** Closes every upstream (no process left behind), the audit file and the engine. */
   close(): Promise<void>
 }
