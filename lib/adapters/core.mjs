@@ -213,6 +213,8 @@ export function attach(binding, options) {
         const scope = new RequestScope({ sessionId: context.sessionId, sendNotification: context.sendNotification })
         /** @type {any} */
         const host = {
+          // §11: whose recent executions `codecall_save` reads an executionId from (null: one shared).
+          sessionId: context.sessionId ?? null,
           // The script's calls run with this request's context (session, auth, signal, progress token),
           // and, inside the engine's tool_call span (§10), that span as their trace context.
           callTool: (tool, input) => {
@@ -250,10 +252,14 @@ export function attach(binding, options) {
   return codecall
 }
 
-/** A search or describe answer without the tools a session cannot see. */
+/**
+ * A search or describe answer without the tools a session cannot see. Saved scripts (§11,
+ * `saved:<name>`) are the engine's, not the framework's: every session sees them (each of their
+ * calls still goes through this session's own tools/call).
+ */
 function onlyVisible(result, visible) {
   if (result === null || typeof result !== 'object' || !Array.isArray(result.tools)) return result
-  const hidden = result.tools.filter((t) => !visible.has(t.name)).map((t) => t.name)
+  const hidden = result.tools.filter((t) => !visible.has(t.name) && !String(t.name).startsWith('saved:')).map((t) => t.name)
   if (hidden.length === 0) return result
   const out = { ...result, tools: result.tools.filter((t) => visible.has(t.name)) }
   // describe: hidden tools read as unknown ones; search: they are simply not there.
