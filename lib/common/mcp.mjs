@@ -256,7 +256,11 @@ export function metaToolResult(result) {
 export function invalidArgumentsResult(e) {
   const code = typeof e?.code === 'string' && e.code !== '' ? e.code : 'ERROR'
   const message = typeof e?.message === 'string' ? e.message : String(e)
-  return metaToolResult({ status: 'error', error: { code, message } })
+  /** @type {{ code: string, message: string, location?: unknown }} */
+  const error = { code, message }
+  // §11: a save the validator refuses rejects with its code and where in the script (line, column).
+  if (e?.location !== undefined && e.location !== null) error.location = e.location
+  return metaToolResult({ status: 'error', error })
 }
 
 /**
