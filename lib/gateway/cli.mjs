@@ -29,8 +29,9 @@ Usage:
 The config is the "mcpServers" JSON your MCP client already uses, plus an optional "codecall"
 section (mode, topK, vm, allowedServers, directCalls, callTimeoutMs, audit, scripts, ...).
 Run "codecall <command> --help" for a command's options.`,
-  serve: `codecall serve — an MCP server that lists four meta-tools (codecall_search, codecall_describe,
-codecall_execute, codecall_invoke) in front of every server of the config.
+  serve: `codecall serve — an MCP server that lists the meta-tools (codecall_search, codecall_describe,
+codecall_execute; codecall_invoke with directCalls, codecall_save with scripts) in front of every
+server of the config.
 
 Options:
   --config <file>    the mcpServers JSON (default ./codecall.json)

@@ -18,6 +18,10 @@ const INSTRUCTIONS =
   'mcp.listServers(), mcp.listResources(), mcp.readResource(server, uri), mcp.listPrompts() and ' +
   'mcp.getPrompt(server, name, args) are there too.'
 
+/** §11: said only when saved scripts are on. */
+const SAVE_INSTRUCTIONS = (save) =>
+  `A plan that worked can be saved with ${save} (by its executionId); saved plans are the tools "saved:<name>", found by search and run by name.`
+
 /** Hosts a loopback bind answers to; anything else (DNS rebinding) is refused. */
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\]|::1)$/i
 
@@ -41,7 +45,7 @@ export class Sessions {
     const gateway = this.gateway
     const server = new Server(
       { name: 'codecall', version: VERSION },
-      { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: INSTRUCTIONS },
+      { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: gateway.metaByKind.save ? `${INSTRUCTIONS} ${SAVE_INSTRUCTIONS(gateway.metaByKind.save)}` : INSTRUCTIONS },
     )
     let level = 'info'
     server.setRequestHandler(SetLevelRequestSchema, (request) => {
