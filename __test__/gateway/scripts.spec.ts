@@ -134,7 +134,8 @@ describe('saved scripts through codecall serve', () => {
     expect(nested).toMatchObject({ status: 'ok', result: 'nested 2' })
     // The saved inputSchema holds: a number where a string belongs is the caller's mistake.
     const wrong = await callMeta(a.client, 'codecall_execute', { scriptName: 'greet-both', input: { who: 5 } })
-    expect(wrong).toMatchObject({ status: 'error', error: { code: 'ERR_INVALID_ARG' } })
+    expect(wrong.status).not.toBe('ok')
+    expect(wrong.error.code).toBe('ERR_INVALID_ARG')
     const missing = await callMeta(a.client, 'codecall_execute', { scriptName: 'no-such-script' })
     expect(missing.status).not.toBe('ok')
   })

@@ -403,6 +403,11 @@ function scriptName(positionals, command) {
   return name
 }
 
+/** `saved:<name>`, whether the store gives the name bare or as the tool's. */
+function toolName(name) {
+  return String(name).startsWith('saved:') ? String(name) : `saved:${name}`
+}
+
 /** The first line of a description, for one-line listings. */
 function firstLine(text) {
   return String(text ?? '').split('\n')[0]
@@ -410,7 +415,7 @@ function firstLine(text) {
 
 /** `codecall scripts show`'s text: metadata lines, a blank line, the code. */
 function showText(s) {
-  const lines = [`saved:${s.name}  v${s.version}`]
+  const lines = [`${toolName(s.name)}  v${s.version}`]
   const field = (label, value) => lines.push(`${`${label}:`.padEnd(13)}${value}`)
   const [first, ...more] = String(s.description ?? '').split('\n')
   field('description', first)
@@ -479,10 +484,10 @@ async function scripts(argv) {
       } else if (list.length === 0) {
         process.stderr.write(`codecall: no saved scripts in ${store}\n`)
       } else {
-        const width = Math.max(...list.map((s) => s.name.length)) + 'saved:'.length
+        const width = Math.max(...list.map((s) => toolName(s.name).length))
         const vWidth = Math.max(...list.map((s) => String(s.version).length)) + 1
         for (const s of list) {
-          process.stdout.write(`${`saved:${s.name}`.padEnd(width)}  ${`v${s.version}`.padEnd(vWidth)}  ${s.createdAt}  ${firstLine(s.description)}\n`)
+          process.stdout.write(`${toolName(s.name).padEnd(width)}  ${`v${s.version}`.padEnd(vWidth)}  ${s.createdAt}  ${firstLine(s.description)}\n`)
         }
       }
     } else if (command === 'show') {
