@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { loadConfig, parseConfig } from '../../lib/gateway/index.mjs'
 import { callMeta, connectStdio, leftovers, newMark, runCli, servers, startCli, tempDir, waitFor, writeConfig } from './helpers'
 
 const mark = newMark()
@@ -321,6 +322,19 @@ describe('codecall scripts list | show | remove', () => {
 })
 
 describe('codecall.scripts in the config', () => {
+  it("resolves a relative store against the config file's folder and keeps ':memory:'", () => {
+    expect(loadConfig(config).codecall.scripts).toEqual({ store })
+    const memory = (scripts: unknown) => parseConfig({ mcpServers: {}, codecall: { scripts } }, { baseDir: '/elsewhere' }).codecall.scripts
+    expect(memory({ store: ':memory:' })).toEqual({ store: ':memory:' })
+    expect(memory({ store: 'a/b.db', historySize: 5, maxDepth: 2 })).toEqual({ store: '/elsewhere/a/b.db', historySize: 5, maxDepth: 2 })
+    expect(memory({ store: '/abs.db', historySize: null, maxDepth: undefined })).toEqual({ store: '/abs.db' })
+    // Off when left out or null.
+    expect(memory(null)).toBeUndefined()
+    expect(parseConfig({ mcpServers: {} }).codecall.scripts).toBeUndefined()
+    expect(() => memory('./s.db')).toThrow(/codecall\.scripts: must be an object/)
+    expect(() => memory({ store: 5 })).toThrow(/codecall\.scripts\.store: must be a string/)
+  })
+
   it("'saved' is a reserved server name", async () => {
     const bad = writeConfig(dir, { mcpServers: { saved: servers.fixture(mark) }, codecall: { scripts: { store: ':memory:' } } }, 'reserved.json')
     const r = await runCli(['serve', '--config', bad])
