@@ -79,7 +79,10 @@ export class Gateway {
     this.closed = false
     /** `<server>:<tool>` → whether the engine indexes it (by its mode); cleared on each re-index. */
     this.indexed = new Map()
-    /** `saved:<name>@<version>` → the saved script's length (a version never changes), for audit lines. */
+    /**
+     * A saved script's SHA-256 → its code's length, for audit lines. Keyed by the hash, not by
+     * `name@version`: a name removed and saved again starts at version 1 with other code.
+     */
     this.savedLengths = new Map()
   }
 
@@ -174,11 +177,11 @@ export class Gateway {
   /**
    * The length of a saved script's code, read once per version from the store (the engine's result
    * names the run's version and hash, not its length); 0 when the store cannot say.
-   * @param {{ name: string, version: number }} saved
+   * @param {{ name: string, version: number, codeSha256: string | null }} saved
    */
   async #savedLength(saved) {
-    const key = `${saved.name}@${saved.version}`
-    let length = this.savedLengths.get(key)
+    const key = saved.codeSha256
+    let length = key === null ? undefined : this.savedLengths.get(key)
     if (length === undefined) {
       let script
       try {
@@ -186,9 +189,10 @@ export class Gateway {
       } catch {
         return 0
       }
-      if (typeof script?.script !== 'string') return 0
+      // Another host may have replaced this version since the run: only the code that ran counts.
+      if (typeof script?.script !== 'string' || (key !== null && script.codeSha256 !== key)) return 0
       length = script.script.length
-      this.savedLengths.set(key, length)
+      if (key !== null) this.savedLengths.set(key, length)
     }
     return length
   }
