@@ -79,9 +79,10 @@ describe('codeMode(McpServer, { scripts }) — SDK 1.x', () => {
       await call('codecall_save', {
         name: 'b',
         description: 'How many users each team has',
-        script: `const teams = {}
-for (const team of ['core', 'infra']) teams[team] = (await callTool('saved:a', { team })).length
-return teams`,
+        // The secure preset has no loops: map and Promise.all.
+        script: `const teams = ['core', 'infra']
+const sizes = await Promise.all(teams.map((team) => callTool('saved:a', { team })))
+return Object.fromEntries(teams.map((team, i) => [team, sizes[i].length]))`,
       }),
     ).toEqual({ name: 'saved:b', version: 1 })
     expect(await call('codecall_execute', { scriptName: 'b' })).toMatchObject({ status: 'ok', result: { core: 2, infra: 1 } })

@@ -259,9 +259,10 @@ export function attach(binding, options) {
  */
 function onlyVisible(result, visible) {
   if (result === null || typeof result !== 'object' || !Array.isArray(result.tools)) return result
-  const hidden = result.tools.filter((t) => !visible.has(t.name) && !String(t.name).startsWith('saved:')).map((t) => t.name)
+  const shown = (t) => visible.has(t.name) || String(t.name).startsWith('saved:')
+  const hidden = result.tools.filter((t) => !shown(t)).map((t) => t.name)
   if (hidden.length === 0) return result
-  const out = { ...result, tools: result.tools.filter((t) => visible.has(t.name)) }
+  const out = { ...result, tools: result.tools.filter(shown) }
   // describe: hidden tools read as unknown ones; search: they are simply not there.
   if (result.typescript !== undefined || 'notFound' in result || result.tools.some((t) => 'usageExamples' in t)) {
     out.notFound = [...(result.notFound ?? []), ...hidden]
