@@ -3,7 +3,8 @@
 // It starts examples/mcp-server (5 apps, 100+ tools, in-memory data, a host pipeline that validates
 // input, masks PII and audits every call) over stdio, then does what a model would: list tools,
 // search in plain words, describe the hits, execute one plan that joins several apps, see a
-// syntax error and a tool error come back as statuses, and invoke one tool directly.
+// syntax error and a tool error come back as statuses, invoke one tool directly, have a person
+// approve a risky call, and save the plan that worked as a tool of its own.
 //
 // Run: npm run demo   (installs and builds what is missing first)
 import { execSync } from 'node:child_process'
@@ -60,7 +61,8 @@ client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => {})
 const transport = new StdioClientTransport({
   command: process.execPath,
-  args: [join(root, 'examples', 'mcp-server', 'server.mjs')],
+  // Saved scripts in memory: a fresh clone needs nothing (`--scripts file.db` keeps them).
+  args: [join(root, 'examples', 'mcp-server', 'server.mjs'), '--scripts', ':memory:'],
   stderr: 'inherit',
 })
 
@@ -170,6 +172,26 @@ for (const message of approvals) {
   console.log('  → accept')
 }
 console.log(`  result: ${approved.status} ${JSON.stringify(approved.result ?? approved.error)}`)
+
+console.log(bold('\n■ 9. codecall:save — the plan of step 5 becomes a tool'))
+// The plan is saved by the executionId of its run: the model does not send the code again.
+const saved = await timed('save', () =>
+  call('codecall:save', {
+    name: 'open-ticket-customers',
+    description: 'Customers with open support tickets: orders and what they owe, most owed first',
+    executionId: executed.stats.executionId,
+  }),
+)
+console.log(`  saved as ${bold(saved.name)} version ${saved.version}`)
+const again = await call('codecall:search', { query: 'customers with open tickets and what they owe', topK: 3 })
+for (const t of again.tools) console.log(`  ${t.score.toFixed(3)}  ${t.name}${dim(` — ${t.description.slice(0, 80)}`)}`)
+const byName = await timed('execute by name', () => call('codecall:execute', { scriptName: 'open-ticket-customers' }))
+console.log(`  execute { scriptName } → ${byName.status}; ${byName.stats.toolCalls} tool calls; the same ${byName.result.length} customers`)
+// The server ships one saved script too; a plan calls it like any tool.
+const nested = await call('codecall:execute', {
+  script: "const o = await callTool('saved:customer-overview', { userId: 'usr_002' })\nreturn `${o.name}: ${o.orders} orders; open invoices: ${o.openInvoices}`",
+})
+console.log(`  a plan calling saved:customer-overview → ${nested.status} ${JSON.stringify(nested.result ?? nested.error)}`)
 
 await client.close()
 console.log(bold('\nDone.'))

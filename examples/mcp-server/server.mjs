@@ -10,6 +10,7 @@
 //   node examples/mcp-server/server.mjs --http 3000     # Streamable HTTP on http://127.0.0.1:3000/mcp
 //   options: --mode codecall_only|codecall_opt_in|metadata_driven  --separator :|_  --no-direct-calls
 //            --preset secure|balanced|...  --audit (audit lines on stderr)
+//            --scripts <file.db | :memory:>  (saved scripts: codecall:save, and one shipped script)
 import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import { fileURLToPath } from 'node:url'
@@ -24,6 +25,23 @@ import { createPipeline } from './pipeline.mjs'
 
 const SERVER_INFO = { name: 'codecall-example', version: '0.1.0' }
 
+/**
+ * The saved script this server ships with (§11): models find it with search as
+ * `saved:customer-overview` and run it by name or from a plan — one call instead of three.
+ */
+export const CUSTOMER_OVERVIEW = {
+  name: 'customer-overview',
+  description: "A customer's profile, five latest orders and open invoices, in one call",
+  inputSchema: { type: 'object', properties: { userId: { type: 'string' } }, required: ['userId'] },
+  tags: ['support'],
+  script: `const [user, orders, invoices] = await Promise.all([
+  callTool('users:get', { userId: input.userId }),
+  callTool('orders:list', { userId: input.userId, limit: 5 }),
+  callTool('billing:listInvoices', { userId: input.userId, status: 'open' }),
+])
+return { name: user.name, email: user.email, orders: orders.total, openInvoices: invoices.items.length }`,
+}
+
 /** A tool of the apps as MCP lists it; its CodeCall metadata rides in `_meta.codecall`. */
 function mcpTool({ handler, appId, tags, examples, codecall, internal, source, ...tool }) {
   return { ...tool, _meta: { codecall: { appId, tags, examples, codecall, internal, source } } }
@@ -33,7 +51,9 @@ function mcpTool({ handler, appId, tags, examples, codecall, internal, source, .
  * Builds the example: store, pipeline, tools. `connect(transport)` serves one MCP session with a
  * server of its own in code mode; `addTool(tool)` adds a tool at run time (every session re-indexes
  * and tells its client).
- * @param {{ mode?: string, separator?: string, directCalls?: boolean, preset?: string, onAudit?: (e: any) => void, tools?: any[] }} [options]
+ * `scripts` turns saved scripts on (off when absent): a SQLite file shared by every session (and
+ * process), or `':memory:'` (each session its own, gone when it closes).
+ * @param {{ mode?: string, separator?: string, directCalls?: boolean, preset?: string, onAudit?: (e: any) => void, tools?: any[], scripts?: string }} [options]
  */
 export function createExampleServer(options = {}) {
   const store = createStore()
@@ -74,7 +94,11 @@ export function createExampleServer(options = {}) {
       // §9: a person approves refunds, coupon deletions and order cancellations through the MCP
       // client (elicitation); a client that cannot ask gets ACCESS_DENIED for those.
       approval: options.approval ?? { ask: ['billing:refund*', 'billing:delete*', 'orders:cancel'] },
+      // §11: plans a model saves with codecall:save become tools (`saved:<name>`).
+      ...(options.scripts ? { scripts: { store: options.scripts } } : {}),
     })
+    // A store that has it already (a file another session seeded) keeps its versions.
+    if (codecall.scripts && !(await codecall.scripts.get(CUSTOMER_OVERVIEW.name))) await codecall.scripts.save(CUSTOMER_OVERVIEW)
     const session = { server, codecall }
     sessions.add(session)
     server.onclose = () => {
@@ -159,6 +183,7 @@ function parseArgs(argv) {
     else if (a === '--preset') out.preset = next()
     else if (a === '--no-direct-calls') out.directCalls = false
     else if (a === '--audit') out.audit = true
+    else if (a === '--scripts') out.scripts = next()
     else throw new Error(`unknown argument ${a}`)
   }
   return out
