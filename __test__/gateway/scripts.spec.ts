@@ -328,6 +328,9 @@ describe('codecall.scripts in the config', () => {
     expect(memory({ store: ':memory:' })).toEqual({ store: ':memory:' })
     expect(memory({ store: 'a/b.db', historySize: 5, maxDepth: 2 })).toEqual({ store: '/elsewhere/a/b.db', historySize: 5, maxDepth: 2 })
     expect(memory({ store: '/abs.db', historySize: null, maxDepth: undefined })).toEqual({ store: '/abs.db' })
+    expect(memory({ store: '/abs.db', historySize: 0, maxDepth: 64 })).toEqual({ store: '/abs.db', historySize: 0, maxDepth: 64 })
+    expect(() => memory({ store: '/abs.db', historySize: 10_001 })).toThrow(/codecall\.scripts\.historySize: must be a whole number from 0 to 10000/)
+    expect(() => memory({ store: '/abs.db', maxDepth: 65 })).toThrow(/codecall\.scripts\.maxDepth: must be a whole number from 1 to 64/)
     // Off when left out or null.
     expect(memory(null)).toBeUndefined()
     expect(parseConfig({ mcpServers: {} }).codecall.scripts).toBeUndefined()

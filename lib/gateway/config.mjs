@@ -171,7 +171,12 @@ function checkScripts(raw, baseDir, path) {
   /** @type {{ store: string, historySize?: number, maxDepth?: number }} */
   const out = { store: store === ':memory:' ? store : resolve(baseDir, store) }
   // Optional means optional: null stands for the engine's default, as a missing key does.
-  if (raw.historySize !== undefined && raw.historySize !== null) out.historySize = positiveInt(raw.historySize, `${path}.historySize`, 10_000)
+  // The engine's ranges: 0 remembers no execution (saves by executionId are then refused).
+  if (raw.historySize !== undefined && raw.historySize !== null) {
+    const n = raw.historySize
+    if (!(Number.isInteger(n) && n >= 0 && n <= 10_000)) throw new ConfigError(`must be a whole number from 0 to 10000 (got ${JSON.stringify(n)})`, `${path}.historySize`)
+    out.historySize = n
+  }
   if (raw.maxDepth !== undefined && raw.maxDepth !== null) out.maxDepth = positiveInt(raw.maxDepth, `${path}.maxDepth`, 64)
   return out
 }
