@@ -339,6 +339,77 @@ export interface CodeCallOptions {
   onToolsChanged?: () => void
   /** §9: calls that need a person's yes, asked through `CodeCallHost.approve`. @default { require: 'none' } */
   approval?: ApprovalOptions
+  /** §11: saved scripts — plans kept as tools `saved:<name>`. Off when absent. */
+  scripts?: ScriptsOptions
+}
+
+/** §11 `CodeCallOptions.scripts`. */
+export interface ScriptsOptions {
+  /** A SQLite file path (created if missing; its folder must exist), `':memory:'`, or your own store. */
+  store: string | ScriptStore
+  /** Executions remembered per session for saves by `executionId`. @default 20 */
+  historySize?: number
+  /** Saved scripts calling saved scripts, at most this deep. @default 4 */
+  maxDepth?: number
+}
+
+/** One stored version of a saved script. */
+export interface SavedScript {
+  name: string
+  version: number
+  description: string
+  script: string
+  language: 'javascript' | 'typescript'
+  inputSchema?: Record<string, unknown>
+  tags?: string[]
+  /** SHA-256 (hex) of `script`. */
+  codeSha256: string
+  /** ISO 8601. */
+  createdAt: string
+}
+
+/** A store over your own database (several hosts, one library of scripts). Every method may be async. */
+export interface ScriptStore {
+  latest(name: string): SavedScript | undefined | Promise<SavedScript | undefined>
+  get(name: string, version: number): SavedScript | undefined | Promise<SavedScript | undefined>
+  /** Assigns `version = latest + 1` atomically and returns the stored script. */
+  put(script: Omit<SavedScript, 'version' | 'createdAt'>): SavedScript | Promise<SavedScript>
+  /** The latest version of each name. */
+  list(): SavedScript[] | Promise<SavedScript[]>
+  /** Removes every version; whether there was one. */
+  remove(name: string): boolean | Promise<boolean>
+}
+
+/** `codecall:save`'s input (§11). Exactly one of `script` and `executionId`. */
+export interface CodeCallSaveInput {
+  /** `^[a-z0-9][a-z0-9_-]{0,63}$` */
+  name: string
+  /** What it does: search reads it. */
+  description: string
+  script?: string
+  /** One of this session's last `historySize` executions: the code it ran is saved. */
+  executionId?: string
+  language?: 'javascript' | 'typescript'
+  inputSchema?: Record<string, unknown>
+  tags?: string[]
+}
+
+export interface CodeCallSaveResult {
+  /** `saved:<name>` */
+  name: string
+  version: number
+}
+
+/** `CodeCall.scripts` (§11): the store as the engine sees it. */
+export interface CodeCallScripts {
+  /** The latest version of each name. */
+  list(): Promise<SavedScript[]>
+  /** The latest version, or `version`. */
+  get(name: string, version?: number | null): Promise<SavedScript | undefined>
+  /** As `codecall:save`, outside any session (no `executionId` of a client's session). */
+  save(input: CodeCallSaveInput): Promise<CodeCallSaveResult>
+  /** Removes every version; whether there was one. */
+  remove(name: string): Promise<boolean>
 }
 
 /** The host's tool pipeline behind every call (`callTool` may return a value, a Promise, or an MCP `CallToolResult`). */
@@ -359,6 +430,8 @@ export interface CodeCallHost {
    * answer counts as `decline`. Asked one at a time per execution, in call order.
    */
   approve?(request: ApprovalRequest): ApprovalDecision | Promise<ApprovalDecision>
+  /** §11: whose last executions `codecall:save`'s `executionId` names (the MCP session). @default one shared session */
+  sessionId?: string | null
 }
 
 export interface CodeCallSearchInput {
@@ -400,7 +473,10 @@ export interface CodeCallDescribeResult {
 }
 
 export interface CodeCallExecuteInput {
-  script: string
+  /** The plan; or `scriptName` instead (§11). */
+  script?: string
+  /** §11: run a saved script: `'name'` (latest) or `'name@version'`. */
+  scriptName?: string
   context?: Record<string, unknown>
   allowedTools?: string[]
   language?: 'javascript' | 'typescript'

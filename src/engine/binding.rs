@@ -7,6 +7,7 @@
 //! Methods returning a promise never throw: bad arguments reject with the `TypeError`.
 
 use std::cell::{Cell, Ref, RefCell, RefMut};
+use std::rc::Rc;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -25,6 +26,9 @@ use super::host::EngineHost;
 use super::invoke::{Finished, InvokeInput};
 use super::meta::{Meta, MetaNames};
 use super::registry::{Mode, ToolDef};
+use super::scripts::binding::{read_options as read_scripts, store_call, HostStore, StoreChoice};
+use super::scripts::{self, Lineage, Ran, SaveInput, SavedRun, SavedScript, Store};
+use super::ExecuteScript;
 use super::telemetry;
 use crate::common::args::{self, array_arg, object_arg, present};
 use crate::sandbox::ExecuteConfig;
@@ -49,6 +53,7 @@ const CODECALL_OPTION_KEYS: &[&str] = &[
   "metaToolPrefix",
   "metaToolSeparator",
   "approval",
+  "scripts",
 ];
 
 /// The code-mode engine: a tool registry, the meta-tools and their dispatch (`api.md` §5).
@@ -57,8 +62,8 @@ pub struct CodeCall {
   // Interior mutability, borrowed only briefly and never across a call into the host's JavaScript
   // (`includeTools`, `filter`, `onToolsChanged`), so those callbacks may call this CodeCall back;
   // napi-rs would refuse that re-entry while a `&self` method is running.
-  engine: RefCell<Engine>,
-  sandbox: RefCell<Sandbox>,
+  engine: Rc<RefCell<Engine>>,
+  sandbox: Rc<RefCell<Sandbox>>,
   /// `{ helper, includeTools?, filter?, onToolsChanged? }`.
   refs: ObjectRef<false>,
   instance: u64,
@@ -88,6 +93,7 @@ impl CodeCall {
     let mut o = EngineOptions::default();
     let mut vm = SandboxOptions::default();
     let (mut prefix, mut separator) = (None, None);
+    let mut scripts_choice = None;
     if let Some(options) = options.filter(|v| !args::is_nullish(v)) {
       let options = object_arg(&env, &options, "options")?;
       args::check_keys(&env, &options, "options", CODECALL_OPTION_KEYS)?;
@@ -174,6 +180,11 @@ impl CodeCall {
           serde_json::from_str(&json).map_err(|e| args::invalid_arg(&env, format!("options.approval: {e}")))?;
         o.approval = ApprovalPolicy::read(&json, "options.approval").map_err(|m| args::invalid_arg(&env, m))?;
       }
+      if let Some(v) = present(&options, "scripts")? {
+        let (settings, choice) = read_scripts(&env, &v)?;
+        o.scripts = Some(settings);
+        scripts_choice = Some(choice);
+      }
       if let Some(v) = present(&options, "metaToolPrefix")? {
         prefix = Some(args::string_arg(&env, &v, "options.metaToolPrefix")?);
       }
@@ -188,18 +199,31 @@ impl CodeCall {
     o.allow_console = config.policy.allow_console;
     o.timeout_ms = config.timeout_ms;
     let semantic = o.index.semantic;
+    let save_policy = config.policy.clone();
     let engine = Engine::new(o).map_err(|e| napi::Error::from_reason(e.to_string()))?;
     if semantic {
       crate::search::warn_without_model(&env);
     }
     let sandbox = Sandbox::from_config(&env, config)?;
-    let helper_factory: Function<Unknown, Unknown> = env.run_script(ENGINE_JS)?;
-    refs.set("helper", helper_factory.call(sandbox.settle(&env)?)?)?;
+    let helper_factory: Function<Unknown, Object> = env.run_script(ENGINE_JS)?;
+    let kit: Object = helper_factory.call(sandbox.settle(&env)?)?;
+    refs.set("helper", kit)?;
+    let engine = Rc::new(RefCell::new(engine_with_store(&env, &kit, &mut refs, engine, scripts_choice)?));
+    let sandbox = Rc::new(RefCell::new(sandbox));
+    if engine.borrow().saved().is_some() {
+      let after = after_fn(&env, engine.clone(), sandbox.clone(), save_policy.clone())?;
+      let op = op_fn(&env, engine.clone(), save_policy)?;
+      refs.set("after", after)?;
+      let store: Option<Unknown> = refs.get("store")?;
+      let api: Function<FnArgs<(Unknown, Option<Unknown>, Unknown)>, Unknown> =
+        kit.get("scriptsApi")?.ok_or_else(|| napi::Error::from_reason("scriptsApi"))?;
+      refs.set("scriptsApi", api.apply(kit, FnArgs::from((op, store, after)))?)?;
+    }
     // §10: looked for once per Node environment; absent, nothing below exists.
-    let isolation = sandbox.isolation();
+    let isolation = sandbox.borrow().isolation();
     let otel = match telemetry::get(&env) {
       Some(t) => {
-        let callable = engine.callable();
+        let callable = engine.borrow().callable();
         let known = env.create_function_from_closure::<Unknown, bool, _>(
           "known",
           move |ctx: FunctionCallContext| -> napi::Result<bool> {
@@ -208,7 +232,8 @@ impl CodeCall {
           },
         )?;
         refs.set("known", known)?;
-        if let Some(probe) = sandbox.queue_probe() {
+        let probe = sandbox.borrow().queue_probe();
+        if let Some(probe) = probe {
           let read = env.create_function_from_closure::<Unknown, f64, _>(
             "queued",
             move |_ctx: FunctionCallContext| -> napi::Result<f64> { Ok(probe().map_or(-1.0, |n| n as f64)) },
@@ -223,8 +248,8 @@ impl CodeCall {
       None => false,
     };
     Ok(Self {
-      engine: RefCell::new(engine),
-      sandbox: RefCell::new(sandbox),
+      engine,
+      sandbox,
       refs: refs.create_ref()?,
       instance: INSTANCES.fetch_add(1, Ordering::Relaxed) + 1,
       next_invoke: Cell::new(0),
@@ -343,6 +368,16 @@ impl CodeCall {
     crate::search::ready_promise(env, |waiter| engine.when_ready(waiter))
   }
 
+  /// Saved scripts (§11) when `options.scripts` is set: `list()`, `get(name, version?)`,
+  /// `save(input)`, `remove(name)`, each a promise. `undefined` otherwise.
+  #[napi(getter, ts_return_type = "CodeCallScripts | undefined")]
+  pub fn scripts<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+    match self.callback(env, "scriptsApi")? {
+      Some(api) => Ok(api),
+      None => ().into_unknown(env),
+    }
+  }
+
   /// Ends running executions with `POOL_DISPOSED` and stops the engine's sandbox threads. Later
   /// executions resolve to `POOL_DISPOSED`.
   #[napi(ts_return_type = "Promise<void>")]
@@ -373,7 +408,7 @@ impl CodeCall {
 
   fn describe_inner<'env>(&self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
     let input = self.json_value(env, input, "input")?;
-    let out = self.engine()?.describe(&input).map_err(|m| args::invalid_arg(env, m))?;
+    let out = self.engine_mut()?.describe(&input).map_err(|m| args::invalid_arg(env, m))?;
     self.to_js(env, &out)
   }
 
@@ -518,6 +553,7 @@ impl CodeCall {
       None => None,
     };
     let reserved = self.engine()?.reserved().clone();
+    let saved_on = self.engine()?.saved().is_some();
     let mut defs = Vec::with_capacity(len as usize);
     for i in 0..len {
       let at = format!("tools[{i}]");
@@ -527,6 +563,9 @@ impl CodeCall {
       }
       let value = self.json_value(env, item, &at)?;
       let mut def = ToolDef::from_json(value, &at, &reserved).map_err(|m| args::invalid_arg(env, m))?;
+      if saved_on && def.name.starts_with(scripts::PREFIX) {
+        return Err(args::invalid_arg(env, format!("{at}.name: names starting 'saved:' are saved scripts' (options.scripts)")));
+      }
       if let (Some(f), Some(include)) = (&include_fn, include) {
         def.included = f.call(FnArgs::from((include, def.summary().to_string())))?;
       }
@@ -568,43 +607,11 @@ impl CodeCall {
     host: Option<Unknown<'env>>,
     run: Option<Unknown<'env>>,
   ) -> napi::Result<Unknown<'env>> {
-    let mut exec = ExecuteConfig::new(self.sandbox()?.config());
-    let host_object = read_host(env, host, &mut exec)?;
     let input = self.json_value(env, input, "input")?;
-    // The engine is borrowed only while the input is read: the launch may run the host's code.
-    let (script, callable, approval) = {
-      let engine = self.engine()?;
-      let script = engine.read_execute_input(input, &mut exec).map_err(|message| args::invalid_arg(env, message))?;
-      (script, engine.callable(), engine.options().approval.clone())
-    };
-    // `toolFunctions`: host functions `(server, tool, input)` that call `<server>:<tool>` (§9).
-    let mut tool_functions = Vec::new();
-    if let Some(host) = &host_object {
-      if let Some(v) = present(host, "toolFunctions")? {
-        let o = object_arg(env, &v, "host.toolFunctions")?;
-        for name in Object::keys(&o)? {
-          let style = match o.get::<Unknown>(&name)? {
-            Some(s) => args::string_arg(env, &s, &format!("host.toolFunctions['{name}']"))?,
-            None => String::new(),
-          };
-          let as_result = match style.as_str() {
-            "result" => true,
-            "throw" => false,
-            _ => {
-              return Err(args::invalid_arg(env, format!("host.toolFunctions['{name}'] must be 'throw' or 'result'")))
-            }
-          };
-          if !exec.functions.contains(&name) {
-            return Err(args::invalid_arg(env, format!("host.toolFunctions: '{name}' is not one of host.functions")));
-          }
-          tool_functions.push((name, as_result));
-        }
-      }
-    }
-    let wrap = move |inner: Arc<dyn Host>| -> Arc<dyn Host> {
-      Arc::new(EngineHost::new(inner, callable.clone(), &approval).with_tool_functions(tool_functions.clone()))
-    };
-    self.sandbox_mut()?.launch(env, script, host_object, exec, None, Some(&wrap), run)
+    let kit = self.helper(env)?;
+    let store = self.callback(env, "store")?.map(|s| Object::from_raw(env.raw(), s.raw()));
+    let after = self.callback(env, "after")?;
+    launch_plan(env, &kit, &self.engine, &self.sandbox, Plan { input, host, run, saved: None, store, after })
   }
 
   fn invoke_inner<'env>(
@@ -643,6 +650,37 @@ impl CodeCall {
     let input = self.json_value(env, input, "input")?;
     let called = self.engine()?.meta_name(Meta::Invoke);
     let input = InvokeInput::read(input, &called).map_err(|e| args::invalid_arg(env, e))?;
+    // §11: invoke of `saved:<name>` runs the saved script (no VM-less shortcut for a plan).
+    let saved_on = self.engine()?.saved().is_some();
+    if saved_on && input.tool.starts_with(scripts::PREFIX) {
+      let direct = self.engine()?.options().direct_calls;
+      let allowed = self.engine()?.options().direct_allowed.as_ref().is_none_or(|a| a.contains(&input.tool));
+      if !direct || !allowed {
+        let message = if direct {
+          format!("Tool '{}' is not allowed for direct calls", input.tool)
+        } else {
+          "Direct calls are not enabled (directCalls.enabled)".to_string()
+        };
+        let refused = serde_json::json!({ "status": "error", "error": { "code": "ACCESS_DENIED", "message": message,
+          "toolName": input.tool, "toolInput": input.input } });
+        return self.refused(env, run, &refused);
+      }
+      let name = input.tool[scripts::PREFIX.len()..].to_string();
+      let plan_input = serde_json::json!({ "scriptName": name, "input": input.input });
+      let kit = self.helper(env)?;
+      let store = self.callback(env, "store")?.map(|s| Object::from_raw(env.raw(), s.raw()));
+      let after = self.callback(env, "after")?;
+      let promise = launch_plan(
+        env,
+        &kit,
+        &self.engine,
+        &self.sandbox,
+        Plan { input: plan_input, host: Some(host.to_unknown()), run: None, saved: None, store, after },
+      )?;
+      let shape: Fn1<FnArgs<(Unknown, String, String)>, Unknown> =
+        kit.get("invokeResult")?.ok_or_else(|| napi::Error::from_reason("invokeResult"))?;
+      return shape.apply(kit, FnArgs::from((promise, input.tool.clone(), input.input.to_string())));
+    }
     let denied = read_denied_tools(env, &host)?;
     let filter = self.callback(env, "filter")?;
     let allow_fn: Option<Fn1<FnArgs<(Unknown, String)>, bool>> = self.helper(env)?.get("allow")?;
@@ -747,6 +785,20 @@ impl CodeCall {
     let name = args::string_arg(env, &name, "name")?;
     let meta = self.engine()?.meta(&name);
     match meta {
+      // A host's store may be async: the index is brought up to date with it first.
+      Some(m @ (Meta::Search | Meta::Describe)) if self.callback(env, "store")?.is_some() => {
+        let kit = self.helper(env)?;
+        let listed = self.store_op(env, &kit, "list", Vec::new())?;
+        let after = self.callback(env, "after")?.ok_or_else(|| napi::Error::from_reason("after"))?;
+        let chain: Fn1<FnArgs<(Unknown, Unknown, &str, Unknown, Option<Unknown>, Option<Unknown>)>, Unknown> =
+          kit.get("chain")?.ok_or_else(|| napi::Error::from_reason("chain"))?;
+        let listed_then = chain.apply(kit, FnArgs::from((listed, after, "listed", ().into_unknown(env)?, None, None)))?;
+        let this_search = matches!(m, Meta::Search);
+        let me = self.handle_after(env, this_search)?;
+        let then: Fn1<FnArgs<(Unknown, Unknown, &str, Unknown, Option<Unknown>, Option<Unknown>)>, Unknown> =
+          kit.get("chain")?.ok_or_else(|| napi::Error::from_reason("chain"))?;
+        then.apply(kit, FnArgs::from((listed_then, me, "", input, None, None)))
+      }
       Some(Meta::Search) => {
         let out = self.search(env, input)?;
         self.resolved(env, out)
@@ -755,6 +807,7 @@ impl CodeCall {
         let out = self.describe(env, input)?;
         self.resolved(env, out)
       }
+      Some(Meta::Save) => self.save_inner(env, input, host),
       Some(Meta::Execute) => self.execute_inner(env, input, host),
       Some(Meta::Invoke) => self.invoke_inner(env, input, host),
       None => Err(args::invalid_arg(env, format!("name '{name}' is not one of this CodeCall's meta-tools"))),
@@ -818,4 +871,462 @@ fn positive(env: &Env, v: &Unknown, name: &str) -> napi::Result<usize> {
 fn string_list(env: &Env, v: &Unknown, name: &str) -> napi::Result<Vec<String>> {
   let items = array_arg(env, v, name)?;
   items.iter().enumerate().map(|(i, item)| args::string_arg(env, item, &format!("{name}[{i}]"))).collect()
+}
+
+/// `JSON.parse(value)` in Node.
+fn json_to_js<'env>(env: &'env Env, value: &Value) -> napi::Result<Unknown<'env>> {
+  let json: Object = env.get_global()?.get_named_property("JSON")?;
+  let parse: Function<String, Unknown> = json.get_named_property("parse")?;
+  parse.call(value.to_string())
+}
+
+/// The JS value of a JSON string answer (`undefined` for none).
+fn json_text(env: &Env, v: &Unknown) -> napi::Result<Option<String>> {
+  match v.get_type()? {
+    ValueType::String => {
+      // SAFETY: `v` is a live string handle of this call's scope.
+      Ok(Some(unsafe { <String as napi::bindgen_prelude::FromNapiValue>::from_napi_value(env.raw(), v.raw()) }?))
+    }
+    _ => Ok(None),
+  }
+}
+
+/// A store's answer that is not what §11 says: that call fails with `TOOL_EXECUTION_ERROR`.
+fn store_error(env: &Env, why: impl std::fmt::Display) -> napi::Error {
+  let message = format!("The saved-scripts store answered something unexpected: {why}");
+  let make = || -> napi::Result<()> {
+    let mut error = env.create_error(napi::Error::from_reason(message.clone()))?;
+    error.set("code", "TOOL_EXECUTION_ERROR")?;
+    // SAFETY: throws a live error object of this scope; nothing is pending (checked by napi).
+    unsafe { napi::sys::napi_throw(env.raw(), error.raw()) };
+    Ok(())
+  };
+  match make() {
+    Ok(()) => napi::Error::new(Status::PendingException, message),
+    Err(e) => e,
+  }
+}
+
+/// The engine with saved scripts on, when `options.scripts` chose a store.
+fn engine_with_store(
+  env: &Env,
+  kit: &Object,
+  refs: &mut Object,
+  engine: Engine,
+  choice: Option<StoreChoice>,
+) -> napi::Result<Engine> {
+  Ok(match choice {
+    None => engine,
+    Some(StoreChoice::Sqlite(store)) => {
+      let store: Arc<dyn Store> = store;
+      let mut engine = engine.with_store(store);
+      engine.refresh_saved_now();
+      engine
+    }
+    Some(StoreChoice::Host(object)) => {
+      let store: Arc<dyn Store> = Arc::new(HostStore::new(env, kit, object)?);
+      refs.set("store", object)?;
+      engine.with_store(store)
+    }
+  })
+}
+
+type Chain<'env> = Function<'env, FnArgs<(Unknown<'env>, Unknown<'env>, &'static str, Unknown<'env>, Option<Unknown<'env>>, Option<Unknown<'env>>)>, Unknown<'env>>;
+
+fn chain<'env>(
+  env: &'env Env,
+  kit: &Object<'env>,
+  promise: Unknown<'env>,
+  after: Unknown<'env>,
+  kind: &'static str,
+  extra: Option<Unknown<'env>>,
+  host: Option<Unknown<'env>>,
+  run: Option<Unknown<'env>>,
+) -> napi::Result<Unknown<'env>> {
+  let f: Chain = kit.get("chain")?.ok_or_else(|| napi::Error::from_reason("chain"))?;
+  let extra = match extra {
+    Some(e) => e,
+    None => ().into_unknown(env)?,
+  };
+  f.apply(kit, FnArgs::from((promise, after, kind, extra, host, run)))
+}
+
+/// The engine's store and a host store object, if there is one.
+fn store_parts<'env>(engine: &Rc<RefCell<Engine>>, store: &Option<Object<'env>>) -> napi::Result<(Arc<dyn Store>, Option<Object<'env>>)> {
+  let e = engine.try_borrow().map_err(|_| busy())?;
+  let saved = e.saved().ok_or_else(|| napi::Error::from_reason("saved scripts are off"))?;
+  Ok((saved.store.clone(), *store))
+}
+
+/// Where a store operation goes on once the store answered (engine.js `chain`): `(kind, json,
+/// extra, host, run)`. Kinds: `listed` (refresh the index), `got`, `stored`, `removed`, `ran` (run
+/// the script fetched for `execute({ scriptName })`; `extra` is execute's input).
+fn after_fn<'env>(
+  env: &'env Env,
+  engine: Rc<RefCell<Engine>>,
+  sandbox: Rc<RefCell<Sandbox>>,
+  _policy: crate::validator::Policy,
+) -> napi::Result<Unknown<'env>> {
+  let f = env.create_function_from_closure::<Unknown, Raw, _>("after", move |ctx: FunctionCallContext| {
+    let env: &Env = &*ctx.env;
+    let r = (|| -> napi::Result<Unknown> {
+    let kind: String = ctx.get(0)?;
+    let answer: Unknown = ctx.get(1)?;
+    let json = json_text(env, &answer)?;
+    let value: Value = match &json {
+      Some(j) => serde_json::from_str(j).map_err(|e| store_error(env, e))?,
+      None => Value::Null,
+    };
+    match kind.as_str() {
+      "listed" => {
+        let items = match &value {
+          Value::Array(items) => items.iter().map(SavedScript::from_json).collect::<Result<Vec<_>, _>>(),
+          Value::Null => Ok(Vec::new()),
+          _ => Err("list must answer an array".to_string()),
+        }
+        .map_err(|e| store_error(env, e))?;
+        engine.try_borrow_mut().map_err(|_| busy())?.refresh_saved(items.clone(), None).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+        json_to_js(env, &Value::Array(items.iter().map(SavedScript::to_json).collect()))
+      }
+      "got" => {
+        if value.is_null() {
+          return ().into_unknown(env);
+        }
+        let script = SavedScript::from_json(&value).map_err(|e| store_error(env, e))?;
+        json_to_js(env, &script.to_json())
+      }
+      "stored" => {
+        let script = SavedScript::from_json(&value).map_err(|e| store_error(env, e))?;
+        let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
+        let mut all: Vec<SavedScript> = e.saved_scripts().into_iter().filter(|s| s.name != script.name).collect();
+        all.push(script.clone());
+        e.refresh_saved(all, None).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+        json_to_js(env, &scripts::save_result(&script.name, script.version))
+      }
+      "removed" => {
+        let removed = value == Value::Bool(true);
+        let name: Option<String> = ctx.get(2)?;
+        if let Some(name) = name {
+          let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
+          let keep: Vec<SavedScript> = e.saved_scripts().into_iter().filter(|s| s.name != name).collect();
+          e.refresh_saved(keep, None).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+        }
+        removed.into_unknown(env)
+      }
+      "ran" => {
+        let input: Unknown = ctx.get(2)?;
+        let host: Option<Unknown> = ctx.get(3)?;
+        let run: Option<Unknown> = ctx.get(4)?;
+        let kit: Object = ctx.get(5)?;
+        let input = match json_text(env, &input)? {
+          Some(j) => serde_json::from_str(&j).map_err(|e| napi::Error::from_reason(e.to_string()))?,
+          None => Value::Null,
+        };
+        if value.is_null() {
+          let name = input.get("scriptName").and_then(Value::as_str).unwrap_or_default();
+          return Err(args::invalid_arg(env, format!("input.scriptName: no saved script '{name}'")));
+        }
+        let script = SavedScript::from_json(&value).map_err(|e| store_error(env, e))?;
+        let host = host.filter(|h| !args::is_nullish(h));
+        let run = run.filter(|r| !args::is_nullish(r));
+        launch_plan(env, &kit, &engine, &sandbox, Plan { input, host, run, saved: Some(script), store: None, after: None })
+      }
+      other => Err(napi::Error::from_reason(format!("after: unknown kind {other}"))),
+    }
+    })();
+    r.map(|v| Raw(v.raw()))
+  })?;
+  Ok(f.to_unknown())
+}
+
+/// `CodeCall.scripts`' one entry point (engine.js `scriptsApi`): `(method, argJson, store, kit,
+/// after)`.
+fn op_fn<'env>(
+  env: &'env Env,
+  engine: Rc<RefCell<Engine>>,
+  policy: crate::validator::Policy,
+) -> napi::Result<Unknown<'env>> {
+  let f = env.create_function_from_closure::<Unknown, Raw, _>("op", move |ctx: FunctionCallContext| {
+    let env: &Env = &*ctx.env;
+    let r = (|| -> napi::Result<Unknown> {
+    let method: String = ctx.get(0)?;
+    let arg: Option<String> = ctx.get(1)?;
+    let store: Option<Object> = ctx.get::<Option<Unknown>>(2)?.filter(|s| !args::is_nullish(s)).map(|s| Object::from_raw(env.raw(), s.raw()));
+    let kit: Object = ctx.get(3)?;
+    let after: Unknown = ctx.get(4)?;
+    let arg: Value = match arg {
+      Some(a) => serde_json::from_str(&a).map_err(|e| args::invalid_arg(env, e.to_string()))?,
+      None => Value::Null,
+    };
+    let (rust_store, host_store) = store_parts(&engine, &store)?;
+    let name_arg = |what: &str| -> napi::Result<String> {
+      let name = arg.get(0).and_then(Value::as_str).ok_or_else(|| args::invalid_arg(env, format!("{what}: name must be a string")))?;
+      let name = name.strip_prefix(scripts::PREFIX).unwrap_or(name);
+      scripts::check_name(name).map_err(|m| args::invalid_arg(env, format!("{what}: {m}")))?;
+      Ok(name.to_string())
+    };
+    match method.as_str() {
+      "list" => {
+        let p = store_call(env, &kit, host_store, &rust_store, "list", Vec::new())?;
+        chain(env, &kit, p, after, "listed", None, None, None)
+      }
+      "get" => {
+        let name = name_arg("scripts.get(name, version?)")?;
+        let (m, args_v) = match arg.get(1) {
+          None | Some(Value::Null) => ("latest", vec![Value::from(name)]),
+          Some(v) => match v.as_f64().filter(|n| n.is_finite() && *n >= 1.0 && n.fract() == 0.0) {
+            Some(n) => ("get", vec![Value::from(name), Value::from(n as u64)]),
+            None => return Err(args::invalid_arg(env, "scripts.get(name, version?): version must be a positive integer")),
+          },
+        };
+        let p = store_call(env, &kit, host_store, &rust_store, m, args_v)?;
+        chain(env, &kit, p, after, "got", None, None, None)
+      }
+      "remove" => {
+        let name = name_arg("scripts.remove(name)")?;
+        let p = store_call(env, &kit, host_store, &rust_store, "remove", vec![Value::from(name.clone())])?;
+        let extra = env.create_string(&name)?.to_unknown();
+        chain(env, &kit, p, after, "removed", Some(extra), None, None)
+      }
+      "save" => {
+        let input = SaveInput::read(arg, "scripts.save").map_err(|m| args::invalid_arg(env, m))?;
+        save_prepared(env, &kit, &engine, &policy, input, "", host_store, &rust_store, after)
+      }
+      other => Err(args::invalid_arg(env, format!("scripts: no method '{other}'"))),
+    }
+    })();
+    r.map(|v| Raw(v.raw()))
+  })?;
+  Ok(f.to_unknown())
+}
+
+/// A save, after its input was read: checked (history, size, validator), then stored.
+#[allow(clippy::too_many_arguments)]
+fn save_prepared<'env>(
+  env: &'env Env,
+  kit: &Object<'env>,
+  engine: &Rc<RefCell<Engine>>,
+  policy: &crate::validator::Policy,
+  input: SaveInput,
+  session: &str,
+  host_store: Option<Object<'env>>,
+  store: &Arc<dyn Store>,
+  after: Unknown<'env>,
+) -> napi::Result<Unknown<'env>> {
+  let prepared = {
+    let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
+    let saved = e.saved_mut().ok_or_else(|| napi::Error::from_reason("saved scripts are off"))?;
+    input.prepare(&mut saved.history, session, policy)
+  };
+  let script = match prepared {
+    Ok(s) => s,
+    Err(scripts::SaveRefusal::Invalid(m)) => return Err(args::invalid_arg(env, m)),
+    Err(scripts::SaveRefusal::Rejected { code, message, location }) => {
+      let fail: Fn1<FnArgs<(&str, String, Option<String>)>, Unknown> =
+        kit.get("fail")?.ok_or_else(|| napi::Error::from_reason("fail"))?;
+      let location = location.map(|l| serde_json::json!({ "line": l.line, "column": l.column }).to_string());
+      return fail.apply(kit, FnArgs::from((code.as_str(), message, location)));
+    }
+  };
+  let p = store_call(env, kit, host_store, store, "put", vec![script.to_json()])?;
+  chain(env, kit, p, after, "stored", None, None, None)
+}
+
+/// What `launch_plan` runs.
+struct Plan<'env> {
+  /// execute's input (`script` or `scriptName`, `input`, `context`, `allowedTools`, `language`).
+  input: Value,
+  host: Option<Unknown<'env>>,
+  run: Option<Unknown<'env>>,
+  /// The saved script `input.scriptName` named, once the store answered.
+  saved: Option<SavedScript>,
+  /// For fetching a saved script: the host's store object, engine.js's `after`.
+  store: Option<Object<'env>>,
+  after: Option<Unknown<'env>>,
+}
+
+/// `codecall:execute`: reads the input, and runs the plan — or first fetches the saved script it
+/// names and then runs that.
+fn launch_plan<'env>(
+  env: &'env Env,
+  kit: &Object<'env>,
+  engine_rc: &Rc<RefCell<Engine>>,
+  sandbox_rc: &Rc<RefCell<Sandbox>>,
+  plan: Plan<'env>,
+) -> napi::Result<Unknown<'env>> {
+  let Plan { input, host, run, saved, store, after } = plan;
+  let input_json = input.to_string();
+  let mut exec = ExecuteConfig::new(sandbox_rc.try_borrow().map_err(|_| busy())?.config());
+  let host_object = read_host(env, host, &mut exec)?;
+  let session = match &host_object {
+    Some(h) => match h.get::<Unknown>("sessionId")?.filter(|v| !args::is_nullish(v)) {
+      Some(v) => args::string_arg(env, &v, "host.sessionId")?,
+      None => String::new(),
+    },
+    None => String::new(),
+  };
+  // The engine is borrowed only while the input is read: the launch may run the host's code.
+  let (script, callable, approval, scripts_on) = {
+    let engine = engine_rc.try_borrow().map_err(|_| busy())?;
+    let script = engine.read_execute_input(input, &mut exec).map_err(|message| args::invalid_arg(env, message))?;
+    let scripts_on = engine.saved().map(|s| (s.store.clone(), s.settings.max_depth));
+    (script, engine.callable(), engine.options().approval.clone(), scripts_on)
+  };
+  let (script, chain_root, label) = match (script, saved) {
+    (ExecuteScript::Inline(s), _) => (s, Vec::new(), None),
+    (ExecuteScript::Saved(wanted), None) => {
+      let (rust_store, host_store) = store_parts(engine_rc, &store)?;
+      let (method, a) = match wanted.version {
+        Some(v) => ("get", vec![Value::from(wanted.name.clone()), Value::from(v)]),
+        None => ("latest", vec![Value::from(wanted.name.clone())]),
+      };
+      let p = store_call(env, kit, host_store, &rust_store, method, a)?;
+      let after = after.ok_or_else(|| napi::Error::from_reason("after"))?;
+      let extra = env.create_string(&input_json)?.to_unknown();
+      return chain(env, kit, p, after, "ran", Some(extra), host_object.map(|h| h.to_unknown()), run);
+    }
+    (ExecuteScript::Saved(_), Some(script)) => {
+      // The input a saved script is run with must match its schema.
+      if let Some(schema) = &script.input_schema {
+        let given: Value = exec.input_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null);
+        if let Some(why) = super::examples::first_mismatch(&given, schema, "input.input") {
+          return Err(args::invalid_arg(env, format!("Invalid input for '{}': {why}", script.label())));
+        }
+      }
+      exec.language = script.language;
+      let label = serde_json::json!({ "name": script.tool_name(), "version": script.version, "codeSha256": script.code_sha256 });
+      (script.script.clone(), vec![(script.name.clone(), script.label())], Some(label))
+    }
+  };
+  let language = exec.language;
+  // `toolFunctions`: host functions `(server, tool, input)` that call `<server>:<tool>` (§9).
+  let mut tool_functions = Vec::new();
+  if let Some(host) = &host_object {
+    if let Some(v) = present(host, "toolFunctions")? {
+      let o = object_arg(env, &v, "host.toolFunctions")?;
+      for name in Object::keys(&o)? {
+        let style = match o.get::<Unknown>(&name)? {
+          Some(s) => args::string_arg(env, &s, &format!("host.toolFunctions['{name}']"))?,
+          None => String::new(),
+        };
+        let as_result = match style.as_str() {
+          "result" => true,
+          "throw" => false,
+          _ => return Err(args::invalid_arg(env, format!("host.toolFunctions['{name}'] must be 'throw' or 'result'"))),
+        };
+        if !exec.functions.contains(&name) {
+          return Err(args::invalid_arg(env, format!("host.toolFunctions: '{name}' is not one of host.functions")));
+        }
+        tool_functions.push((name, as_result));
+      }
+    }
+  }
+  let submitter = sandbox_rc.try_borrow().map_err(|_| busy())?.submitter();
+  let saved_run = match (scripts_on, submitter) {
+    (Some((store, max_depth)), Some(submitter)) => Some(SavedRun {
+      store,
+      submitter,
+      exec: exec.clone(),
+      max_depth,
+      lineage: Lineage::root(exec.max_tool_calls, chain_root),
+      callable: callable.clone(),
+      approval: approval.clone(),
+      tool_functions: tool_functions.clone(),
+    }),
+    _ => None,
+  };
+  let wrap = move |inner: Arc<dyn Host>| -> Arc<dyn Host> {
+    let host = EngineHost::new(inner, callable.clone(), &approval).with_tool_functions(tool_functions.clone());
+    Arc::new(match &saved_run {
+      Some(run) => host.with_saved(run.clone()),
+      None => host,
+    })
+  };
+  let ran = script.clone();
+  let promise = sandbox_rc.try_borrow_mut().map_err(|_| busy())?.launch(env, script, host_object, exec, None, Some(&wrap), run)?;
+  let id = sandbox_rc.try_borrow().map_err(|_| busy())?.last_execution_id();
+  if let Ok(mut e) = engine_rc.try_borrow_mut() {
+    if let Some(saved) = e.saved_mut() {
+      saved.history.record(&session, Ran { execution_id: id, script: ran, language });
+    }
+  }
+  match label {
+    Some(label) => {
+      let with: Fn1<FnArgs<(Unknown, String)>, Unknown> = kit.get("withSaved")?.ok_or_else(|| napi::Error::from_reason("withSaved"))?;
+      with.apply(kit, FnArgs::from((promise, label.to_string())))
+    }
+    None => Ok(promise),
+  }
+}
+
+impl CodeCall {
+  /// A store operation on Node's thread, as a promise of its answer's JSON.
+  fn store_op<'env>(&self, env: &'env Env, kit: &Object<'env>, method: &str, a: Vec<Value>) -> napi::Result<Unknown<'env>> {
+    let store = self.callback(env, "store")?.map(|s| Object::from_raw(env.raw(), s.raw()));
+    let (rust_store, host_store) = store_parts(&self.engine, &store)?;
+    store_call(env, kit, host_store, &rust_store, method, a)
+  }
+
+  /// search / describe once the index caught up with a host's store: `(kind, _, input)`.
+  fn handle_after<'env>(&self, env: &'env Env, search: bool) -> napi::Result<Unknown<'env>> {
+    let engine = self.engine.clone();
+    let f = env.create_function_from_closure::<Unknown, Raw, _>("answer", move |ctx: FunctionCallContext| {
+      let env: &Env = &*ctx.env;
+    let r = (|| -> napi::Result<Unknown> {
+      let input: Unknown = ctx.get(2)?;
+      let input = match json_of(env, input, "input")? {
+        Some(j) => serde_json::from_str::<Value>(&j).map_err(|e| args::invalid_arg(env, e.to_string()))?,
+        None => Value::Null,
+      };
+      let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
+      let out = if search {
+        e.search(&input).map_err(|e| match e {
+          EngineError::InvalidArgument(e) => args::invalid_arg(env, e),
+          EngineError::Index(e) => napi::Error::from_reason(e.to_string()),
+        })?
+      } else {
+        e.describe(&input).map_err(|m| args::invalid_arg(env, m))?
+      };
+      drop(e);
+      json_to_js(env, &out)
+    })();
+    r.map(|v| Raw(v.raw()))
+    })?;
+    Ok(f.to_unknown())
+  }
+
+  /// `codecall:save` from a client: the host's `sessionId` picks whose executions `executionId`
+  /// names.
+  fn save_inner<'env>(&self, env: &'env Env, input: Unknown<'env>, host: Option<Unknown<'env>>) -> napi::Result<Unknown<'env>> {
+    let session = match host.filter(|h| !args::is_nullish(h)) {
+      Some(h) if h.get_type()? == ValueType::Object => {
+        match Object::from_raw(env.raw(), h.raw()).get::<Unknown>("sessionId")?.filter(|v| !args::is_nullish(v)) {
+          Some(v) => args::string_arg(env, &v, "host.sessionId")?,
+          None => String::new(),
+        }
+      }
+      _ => String::new(),
+    };
+    let input = self.json_value(env, input, "input")?;
+    let called = self.engine()?.meta_name(Meta::Save);
+    let input = SaveInput::read(input, &called).map_err(|m| args::invalid_arg(env, m))?;
+    let kit = self.helper(env)?;
+    let store = self.callback(env, "store")?.map(|s| Object::from_raw(env.raw(), s.raw()));
+    let (rust_store, host_store) = store_parts(&self.engine, &store)?;
+    let after = self.callback(env, "after")?.ok_or_else(|| napi::Error::from_reason("after"))?;
+    let policy = self.sandbox()?.config().policy.clone();
+    save_prepared(env, &kit, &self.engine, &policy, input, &session, host_store, &rust_store, after)
+  }
+}
+
+/// A value made in a callback's own scope, handed back as its result (the callbacks above answer
+/// values of several types).
+struct Raw(napi::sys::napi_value);
+
+impl ToNapiValue for Raw {
+  unsafe fn to_napi_value(_env: napi::sys::napi_env, val: Self) -> napi::Result<napi::sys::napi_value> {
+    // SAFETY: the handle was made in the scope of the very callback that returns it, which is still
+    // open while napi reads the result.
+    Ok(val.0)
+  }
 }

@@ -15,6 +15,7 @@ use super::examples::usage_examples;
 use super::host::{Callable, CallableTool, EngineHost};
 use super::meta::{self, Describing, Meta, MetaNames};
 use super::registry::{empty_object_schema, Mode, ToolDef};
+use super::scripts::{self, History, SavedScript, ScriptRef, ScriptsSettings, Store};
 use super::typescript::declaration;
 use crate::common::{ErrorCode, InvalidArgument};
 use crate::sandbox::ExecuteConfig;
@@ -49,6 +50,8 @@ pub struct EngineOptions {
   pub timeout_ms: u64,
   /// `approval` (§9): which calls need a person's yes.
   pub approval: ApprovalPolicy,
+  /// `scripts` (§11), less the store.
+  pub scripts: Option<ScriptsSettings>,
 }
 
 impl Default for EngineOptions {
@@ -66,6 +69,7 @@ impl Default for EngineOptions {
       allow_console: true,
       timeout_ms: 3500,
       approval: ApprovalPolicy::default(),
+      scripts: None,
     }
   }
 }
@@ -89,6 +93,20 @@ pub struct Engine {
   staging: Option<HashMap<String, Arc<CallableTool>>>,
   /// Indexed tools per source, for `includeOpenApi` / `includeInline`.
   sources: HashMap<String, usize>,
+  /// Saved scripts (§11), when `scripts` is set.
+  saved: Option<Saved>,
+}
+
+/// The engine's side of saved scripts: the store, each session's history, and the index's copy of
+/// each name's latest version (the store stays the truth).
+pub struct Saved {
+  pub store: Arc<dyn Store>,
+  pub settings: ScriptsSettings,
+  pub history: History,
+  /// `saved:<name>` → its definition as indexed.
+  defs: HashMap<String, (SavedScript, ToolDef)>,
+  /// The store's stamp when the index last matched it.
+  stamp: Option<u64>,
 }
 
 impl Engine {
@@ -102,7 +120,100 @@ impl Engine {
       callable: Callable::default(),
       staging: None,
       sources: HashMap::new(),
+      saved: None,
     })
+  }
+
+  /// Turns saved scripts on with `store` (`options.scripts`).
+  pub fn with_store(mut self, store: Arc<dyn Store>) -> Self {
+    let settings = self.options.scripts.unwrap_or_default();
+    self.options.scripts = Some(settings);
+    self.saved = Some(Saved {
+      store,
+      settings,
+      history: History::new(settings.history_size),
+      defs: HashMap::new(),
+      stamp: None,
+    });
+    self
+  }
+
+  pub fn saved(&self) -> Option<&Saved> {
+    self.saved.as_ref()
+  }
+
+  pub fn saved_mut(&mut self) -> Option<&mut Saved> {
+    self.saved.as_mut()
+  }
+
+  /// Makes the index's saved tools what `list` (the store's latest versions) says.
+  pub fn refresh_saved(&mut self, list: Vec<SavedScript>, stamp: Option<u64>) -> Result<(), IndexError> {
+    let Some(saved) = self.saved.as_mut() else { return Ok(()) };
+    saved.stamp = stamp;
+    let fresh: HashMap<String, SavedScript> = list.into_iter().map(|s| (s.tool_name(), s)).collect();
+    let gone: Vec<String> = saved.defs.keys().filter(|k| !fresh.contains_key(*k)).cloned().collect();
+    let changed: Vec<SavedScript> =
+      fresh.into_values().filter(|s| saved.defs.get(&s.tool_name()).map(|(old, _)| old) != Some(s)).collect();
+    for name in &gone {
+      saved.defs.remove(name);
+    }
+    let mut to_index = Vec::new();
+    let mut entries = Vec::new();
+    for script in changed {
+      let Ok(def) = ToolDef::from_json(script.tool_json(), "saved script", &self.reserved) else { continue };
+      to_index.push(search_tool(&def));
+      entries.push((
+        def.name.clone(),
+        Arc::new(CallableTool { info: def.tool_info().to_string().into(), approval: None, annotations: None }),
+      ));
+      saved.defs.insert(def.name.clone(), (script, def));
+    }
+    let n = saved.defs.len();
+    self.write_callable(|c| {
+      for name in &gone {
+        c.remove(name);
+      }
+      for (name, entry) in entries {
+        c.insert(name, entry);
+      }
+    });
+    if n > 0 {
+      self.sources.insert(scripts::APP_ID.into(), n);
+    } else {
+      self.sources.remove(scripts::APP_ID);
+    }
+    self.index.remove(&gone);
+    self.index.upsert(to_index)
+  }
+
+  /// For a store that answers at once (SQLite): lists it again if it changed since the index
+  /// last matched it. Another host's save is found by the next search or describe.
+  pub fn refresh_saved_now(&mut self) {
+    let Some(saved) = self.saved.as_ref() else { return };
+    if !saved.store.synchronous() {
+      return;
+    }
+    let stamp = saved.store.stamp();
+    if stamp.is_some() && stamp == saved.stamp {
+      return;
+    }
+    let slot: Arc<std::sync::Mutex<Option<Result<Vec<SavedScript>, String>>>> = Arc::default();
+    let put = slot.clone();
+    saved.store.list(Box::new(move |r| *put.lock().unwrap_or_else(|p| p.into_inner()) = Some(r)));
+    let listed = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(Ok(list)) = listed {
+      let _ = self.refresh_saved(list, stamp);
+    }
+  }
+
+  /// The saved scripts as indexed (each name's latest version when last read).
+  pub fn saved_scripts(&self) -> Vec<SavedScript> {
+    self.saved.as_ref().map(|s| s.defs.values().map(|(s, _)| s.clone()).collect()).unwrap_or_default()
+  }
+
+  /// A saved script's index entry, if indexed.
+  pub fn saved_script(&self, tool: &str) -> Option<&SavedScript> {
+    self.saved.as_ref()?.defs.get(tool).map(|(s, _)| s)
   }
 
   pub fn options(&self) -> &EngineOptions {
@@ -125,6 +236,9 @@ impl Engine {
 
   /// The tool if it is in the CodeCall index.
   pub fn indexed(&self, name: &str) -> Option<&ToolDef> {
+    if let Some((_, def)) = self.saved.as_ref().and_then(|s| s.defs.get(name)) {
+      return Some(def);
+    }
     self.tool(name).filter(|t| t.indexed(self.options.mode))
   }
 
@@ -150,6 +264,12 @@ impl Engine {
     self.index.clear_for_refill()?;
     self.staging = Some(HashMap::new());
     let upserted = self.upsert_tools(tools);
+    // The saved scripts' tools are not the host's: they stay.
+    if let Some(saved) = self.saved.as_mut() {
+      let keep: Vec<SavedScript> = saved.defs.drain().map(|(_, (s, _))| s).collect();
+      let stamp = saved.stamp;
+      let _ = self.refresh_saved(keep, stamp);
+    }
     self.index.end_refill();
     if let Some(fresh) = self.staging.take() {
       *self.callable.write().unwrap_or_else(|p| p.into_inner()) = fresh;
@@ -271,6 +391,7 @@ impl Engine {
       allow_console: self.options.allow_console,
       timeout_ms: self.options.timeout_ms,
       direct_calls: self.options.direct_calls,
+      scripts: self.saved.is_some(),
     }
   }
 
@@ -293,12 +414,13 @@ impl Engine {
 
   /// Which meta-tool `name` is (invoke only when direct calls are enabled).
   pub fn meta(&self, name: &str) -> Option<Meta> {
-    self.options.names.parse(name, self.options.direct_calls)
+    self.options.names.parse(name, self.options.direct_calls, self.saved.is_some())
   }
 
   /// `codecall:search`.
   pub fn search(&mut self, input: &Value) -> Result<Value, EngineError> {
     let request = SearchRequest::read(input, &self.options)?;
+    self.refresh_saved_now();
     Ok(self.run_search(request)?)
   }
 
@@ -343,8 +465,9 @@ impl Engine {
   }
 
   /// `codecall:describe`.
-  pub fn describe(&self, input: &Value) -> Result<Value, InvalidArgument> {
+  pub fn describe(&mut self, input: &Value) -> Result<Value, InvalidArgument> {
     let o = input_object(input, "input")?;
+    self.refresh_saved_now();
     Meta::Describe.check_keys(o, &self.meta_name(Meta::Describe))?;
     let (key, names) = match (o.get("toolNames"), o.get("tools")) {
       (Some(v), _) if !v.is_null() => ("toolNames", v),
@@ -367,7 +490,19 @@ impl Engine {
       }
       match self.indexed(&name) {
         Some(_) if tools.len() >= limit => omitted.push(Value::String(name)),
-        Some(tool) => tools.push(describe_tool(tool)),
+        Some(tool) => {
+          let mut d = describe_tool(tool);
+          // A saved script is described with its version and its code (§11).
+          if let (Some(script), Value::Object(o)) = (self.saved_script(&name), &mut d) {
+            o.insert("version".into(), json!(script.version));
+            o.insert("language".into(), Value::String(scripts::language_name(script.language).into()));
+            o.insert("script".into(), Value::String(script.script.clone()));
+            o.insert("codeSha256".into(), Value::String(script.code_sha256.clone()));
+            o.insert("createdAt".into(), Value::String(script.created_at.clone()));
+            o.insert("tags".into(), json!(script.tags));
+          }
+          tools.push(d)
+        }
         None => not_found.push(Value::String(name)),
       }
     }
@@ -386,11 +521,27 @@ impl Engine {
   /// Reads `codecall:execute`'s input (`{ script, language?, context?, input?, allowedTools? }`)
   /// into `exec` and returns the script. `Err` is an invalid argument (`ERR_INVALID_ARG`), an
   /// unknown key among them.
-  pub fn read_execute_input(&self, input: Value, exec: &mut ExecuteConfig) -> Result<String, InvalidArgument> {
+  pub fn read_execute_input(&self, input: Value, exec: &mut ExecuteConfig) -> Result<ExecuteScript, InvalidArgument> {
     let Value::Object(mut input) = input else { return Err("input must be an object".into()) };
     Meta::Execute.check_keys(&input, &self.meta_name(Meta::Execute))?;
-    let script = match input.remove("script") {
-      Some(Value::String(s)) => s,
+    let saved = match input.remove("scriptName") {
+      None | Some(Value::Null) => None,
+      Some(Value::String(n)) => {
+        if self.saved.is_none() {
+          return Err("input.scriptName needs saved scripts (options.scripts)".into());
+        }
+        let n = n.strip_prefix(scripts::PREFIX).unwrap_or(&n);
+        Some(ScriptRef::parse(n).map_err(|m| InvalidArgument::new(format!("input.scriptName: {m}")))?)
+      }
+      Some(_) => return Err("input.scriptName must be a string".into()),
+    };
+    let script = match (input.remove("script"), saved) {
+      (Some(Value::String(s)), None) => ExecuteScript::Inline(s),
+      (None | Some(Value::Null), Some(r)) => ExecuteScript::Saved(r),
+      (Some(Value::String(_)), Some(_)) => {
+        return Err("give exactly one of input.script and input.scriptName, not both".into())
+      }
+      _ if self.saved.is_some() => return Err("input.script must be a string (or input.scriptName a saved script)".into()),
       _ => return Err("input.script must be a string".into()),
     };
     match input.remove("language") {
@@ -445,7 +596,9 @@ impl Engine {
     mut exec: ExecuteConfig,
     host: Arc<dyn Host>,
   ) -> Result<(), InvalidArgument> {
-    let script = self.read_execute_input(input, &mut exec)?;
+    let ExecuteScript::Inline(script) = self.read_execute_input(input, &mut exec)? else {
+      return Err("saved scripts run through the binding (CodeCall.execute)".into());
+    };
     let shared = Arc::new(Shared::new(id, self.execution_host(host), exec.timeout));
     shared.host.attached(&shared);
     runner.submit(script, exec, shared);
@@ -478,6 +631,13 @@ impl Engine {
     }
     Ok(())
   }
+}
+
+/// What `codecall:execute` runs: the script it was given, or a saved one (§11).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExecuteScript {
+  Inline(String),
+  Saved(ScriptRef),
 }
 
 /// `codecall:search`'s input, read (`{ query | queries, topK?, filter? }`).

@@ -27,6 +27,89 @@
     reject(error) {
       return Promise.reject(error);
     },
+    // §11, saved scripts. A host's ScriptStore method, whose answer may be a promise: resolves to
+    // its JSON (undefined for undefined), rejects with TOOL_EXECUTION_ERROR when it throws.
+    storeCall(store, method, argsJson) {
+      return new Promise((resolve) => resolve(store[method](...parse(argsJson)))).then(
+        (v) => (v === undefined || v === null ? undefined : JSON.stringify(v)),
+        (e) => {
+          throw storeError(method, e);
+        },
+      );
+    },
+    // A refused save: an Error with the validator's code and location.
+    fail(code, message, locationJson) {
+      const error = new Error(message);
+      error.code = code;
+      if (locationJson !== undefined && locationJson !== null) error.location = parse(locationJson);
+      return Promise.reject(error);
+    },
+    storeFailed(message) {
+      return Promise.reject(storeError(null, message));
+    },
+    // The same for calls from other threads (a saved script a plan calls): the answer goes to
+    // `reply(token, errorMessage, json)`, once.
+    storeCaller(store, reply) {
+      const call = this.storeCall;
+      return (method, argsJson, token) => {
+        let answered;
+        try {
+          answered = call(store, method, argsJson);
+        } catch (e) {
+          answered = Promise.reject(e);
+        }
+        answered.then(
+          (json) => reply(token, undefined, json),
+          (e) => reply(token, String((e && e.message) || e), undefined),
+        );
+      };
+    },
+    // `promise.then(v => next(kind, v, extra, host, run, kit))`: Rust goes on once the store answered.
+    chain(promise, next, kind, extra, host, run) {
+      const kit = this;
+      return promise.then((v) => next(kind, v, extra, host, run, kit));
+    },
+    // CodeCall.scripts: each method is one `op` (Rust) call; all answer promises.
+    scriptsApi(op, store, after) {
+      const kit = this;
+      const run = (method, arg) => {
+        try {
+          return Promise.resolve(op(method, arg === undefined ? undefined : JSON.stringify(arg), store, kit, after));
+        } catch (e) {
+          return Promise.reject(e);
+        }
+      };
+      return Object.freeze({
+        list: () => run('list'),
+        get: (name, version) => run('get', [name, version === undefined ? null : version]),
+        save: (input) => run('save', input === undefined ? null : input),
+        remove: (name) => run('remove', [name]),
+      });
+    },
+    // The `saved` field of a result run by name (the gateway's audit line names it).
+    withSaved(promise, savedJson) {
+      const saved = parse(savedJson);
+      return promise.then((r) => {
+        if (r !== null && typeof r === 'object') r.saved = saved;
+        return r;
+      });
+    },
+    // invoke of `saved:<name>`: its ExecuteResult as invoke's result.
+    invokeResult(promise, name, inputJson) {
+      return promise.then((r) => {
+        if (r.status === 'ok') return { status: 'ok', result: r.result, saved: r.saved };
+        const e = r.error || {};
+        const details = { code: e.code, message: e.message };
+        if (e.location) details.location = e.location;
+        if (e.details !== undefined) details.details = e.details;
+        if (r.stats) details.executionId = r.stats.executionId;
+        return {
+          status: 'error',
+          error: { code: 'TOOL_EXECUTION_ERROR', message: `Saved script '${name}' failed (${e.code}): ${e.message}`, toolName: name, toolInput: parse(inputJson), details },
+          saved: r.saved,
+        };
+      });
+    },
     resolve(value) {
       return Promise.resolve(value);
     },
@@ -98,6 +181,13 @@
       }
     },
   };
+
+  function storeError(method, e) {
+    const why = e !== null && typeof e === 'object' && 'message' in e ? String(e.message) : String(e);
+    const error = new Error(`The saved-scripts store failed${method ? ` (${method})` : ''}: ${why}`);
+    error.code = 'TOOL_EXECUTION_ERROR';
+    return error;
+  }
 
   // Asks `host.approve(request)` once, bounded by `ask.timeoutMs`: resolves `{ decision,
   // waitedMs, message }`, never rejects (a throw or another answer is a decline that says so).

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::approval::{ApprovalPolicy, Decision, ToolApproval};
+use super::scripts::{SavedCtx, SavedRun, ScriptRef, PREFIX as SAVED_PREFIX};
 use super::unwrap::unwrap_json;
 use crate::common::ErrorCode;
 use crate::sandbox::{Approval, ApprovalAnswer, ApprovalAsk, Completed, HostFailure, Shared};
@@ -46,6 +47,9 @@ pub struct EngineHost {
   /// `true`: a refusal is the function's result `{ ok: false, error }` (seed 004's `call_tool`
   /// never throws), else a thrown error.
   tool_functions: Vec<(String, bool)>,
+  /// Saved scripts are on (§11): `saved:` calls run nested, every call counts against the budget
+  /// the whole tree shares.
+  saved: Option<Arc<SavedCtx>>,
 }
 
 impl EngineHost {
@@ -54,10 +58,21 @@ impl EngineHost {
       Arc::new(Approvals {
         policy: policy.clone(),
         state: Mutex::new(State::default()),
-        shared: Mutex::new(Weak::new()),
+        shared: Mutex::new(Vec::new()),
       })
     });
-    Self { inner, callable, approvals, tool_functions: Vec::new() }
+    Self { inner, callable, approvals, tool_functions: Vec::new(), saved: None }
+  }
+
+  /// Runs the saved scripts this execution's script calls (§11).
+  pub fn with_saved(mut self, run: SavedRun) -> Self {
+    self.saved = Some(Arc::new(SavedCtx::new(run)));
+    self
+  }
+
+  /// A `saved:` tool, while saved scripts are on: the engine runs it, nobody is asked about it.
+  fn is_saved(&self, name: &str) -> bool {
+    self.saved.is_some() && name.starts_with(SAVED_PREFIX)
   }
 
   /// See `tool_functions`.
@@ -100,6 +115,14 @@ impl Reply for UnwrapReply {
 
 impl Host for EngineHost {
   fn call(&self, call: HostCall, reply: Box<dyn Reply>) {
+    if let Some(saved) = &self.saved {
+      if let Some(refused) = saved.over_budget() {
+        return reply.send(refused);
+      }
+      if call.target == CallTarget::Tool && call.name.starts_with(SAVED_PREFIX) {
+        return saved.call(self.inner.clone(), call, reply);
+      }
+    }
     // Without a policy (the default) nothing is looked at or copied: the bridge's hot path.
     let Some(approvals) = &self.approvals else {
       return match call.target {
@@ -132,6 +155,7 @@ impl Host for EngineHost {
     let Some(approvals) = &self.approvals else { return self.inner.event(event) };
     match &event {
       // Held back until the call is approved (or dropped if it is not).
+      Event::ToolCallStart { tool_name, .. } if self.is_saved(tool_name) => self.inner.event(event),
       Event::ToolCallStart { call_id, tool_name, .. } => {
         if let Verdict::Go = approvals.verdict(call_id, tool_name, || self.tool(tool_name)) {
           return self.inner.event(event);
@@ -151,7 +175,17 @@ impl Host for EngineHost {
   }
 
   fn get_tool(&self, name: &str, _timeout: Duration) -> Option<String> {
-    self.tool(name).map(|t| t.info.to_string())
+    if let Some(t) = self.tool(name) {
+      return Some(t.info.to_string());
+    }
+    // A saved script not indexed yet (saved by another host, or a pinned `@version`): the store
+    // answers when it is called.
+    if self.is_saved(name) && matches!(ScriptRef::of_tool(name), Some(Ok(_))) {
+      let info = serde_json::json!({ "name": name, "appId": super::scripts::APP_ID, "description": "",
+        "inputSchema": { "type": "object" }, "outputSchema": null });
+      return Some(info.to_string());
+    }
+    None
   }
 
   fn get_tool_now(&self, name: &str) -> Option<Option<String>> {
@@ -164,7 +198,15 @@ impl Host for EngineHost {
 
   fn attached(&self, shared: &Arc<Shared>) {
     if let Some(approvals) = &self.approvals {
-      *approvals.shared.lock().unwrap_or_else(|p| p.into_inner()) = Arc::downgrade(shared);
+      // Its own clock, and those of the executions that called it (a saved script's caller waits).
+      let mut hold = vec![Arc::downgrade(shared)];
+      if let Some(saved) = &self.saved {
+        hold.extend(saved.ancestors().iter().cloned());
+      }
+      *approvals.shared.lock().unwrap_or_else(|p| p.into_inner()) = hold;
+    }
+    if let Some(saved) = &self.saved {
+      saved.attached(shared);
     }
     self.inner.attached(shared);
   }
@@ -176,6 +218,9 @@ impl Host for EngineHost {
   fn complete(&self, completed: Completed) {
     if let Some(approvals) = &self.approvals {
       approvals.finish();
+    }
+    if let Some(saved) = &self.saved {
+      saved.finished();
     }
     self.inner.complete(completed);
   }
@@ -247,8 +292,9 @@ enum Decided {
 struct Approvals {
   policy: ApprovalPolicy,
   state: Mutex<State>,
-  /// The execution, to hold its deadline while a person decides.
-  shared: Mutex<Weak<Shared>>,
+  /// The execution and those that called it (saved scripts, §11), to hold their deadlines while a
+  /// person decides.
+  shared: Mutex<Vec<Weak<Shared>>>,
 }
 
 impl Approvals {
@@ -353,9 +399,10 @@ impl Approvals {
       }
     };
     let Some(Pending { call, reply, ask, tool, .. }) = pending else { return };
-    let shared = self.shared.lock().unwrap_or_else(|p| p.into_inner()).upgrade();
-    if let Some(shared) = &shared {
-      shared.hold();
+    let shared: Vec<Arc<Shared>> =
+      self.shared.lock().unwrap_or_else(|p| p.into_inner()).iter().filter_map(Weak::upgrade).collect();
+    for s in &shared {
+      s.hold();
     }
     let asked = Instant::now();
     // Exactly one of the host's answer and the timer decides.
@@ -366,8 +413,8 @@ impl Approvals {
       let slot = slot.clone();
       move |outcome: Outcome| {
         let Some((call, reply, shared, tool)) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() else { return };
-        if let Some(shared) = &shared {
-          shared.release();
+        for s in &shared {
+          s.release();
         }
         this.answered(call, &tool, reply, outcome, asked.elapsed(), &inner);
         this.ask_next(inner);

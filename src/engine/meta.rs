@@ -7,17 +7,18 @@ use serde_json::{json, Map, Value};
 
 use crate::validator::{SelfReference, META_TOOL_VERBS};
 
-/// The four meta-tools.
+/// The meta-tools (`invoke` only with direct calls, `save` only with saved scripts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Meta {
   Search = 0,
   Describe = 1,
   Execute = 2,
   Invoke = 3,
+  Save = 4,
 }
 
 impl Meta {
-  pub const ALL: [Meta; 4] = [Meta::Search, Meta::Describe, Meta::Execute, Meta::Invoke];
+  pub const ALL: [Meta; 5] = [Meta::Search, Meta::Describe, Meta::Execute, Meta::Invoke, Meta::Save];
 
   /// `search`, `describe`, `execute`, `invoke`: from the validator's list, which refuses them.
   pub fn verb(self) -> &'static str {
@@ -38,19 +39,31 @@ impl Meta {
     // Seed 000's `tools` / `max` are read but not advertised.
     const DESCRIBE: &[InputKey] =
       &[key("toolNames", false, true), key("tools", false, false), key("max", false, false)];
+    // `script` or `scriptName` (a saved script, §11): neither alone is required.
     const EXECUTE: &[InputKey] = &[
-      key("script", true, true),
+      key("script", false, true),
+      key("scriptName", false, true),
       key("context", false, true),
       key("allowedTools", false, true),
       key("language", false, true),
       key("input", false, true),
     ];
     const INVOKE: &[InputKey] = &[key("tool", true, true), key("input", false, true)];
+    const SAVE: &[InputKey] = &[
+      key("name", true, true),
+      key("description", true, true),
+      key("script", false, true),
+      key("executionId", false, true),
+      key("language", false, true),
+      key("inputSchema", false, true),
+      key("tags", false, true),
+    ];
     match self {
       Meta::Search => SEARCH,
       Meta::Describe => DESCRIBE,
       Meta::Execute => EXECUTE,
       Meta::Invoke => INVOKE,
+      Meta::Save => SAVE,
     }
   }
 
@@ -149,10 +162,13 @@ impl MetaNames {
     format!("{}{}{}", self.prefix, self.separator, meta.verb())
   }
 
-  /// Which meta-tool a name is, if any (`invoke` only when direct calls are enabled).
-  pub fn parse(&self, name: &str, invoke_enabled: bool) -> Option<Meta> {
+  /// Which meta-tool a name is, if any (`invoke` only when direct calls are enabled, `save` only
+  /// with saved scripts).
+  pub fn parse(&self, name: &str, invoke_enabled: bool, save_enabled: bool) -> Option<Meta> {
     let verb = name.strip_prefix(self.prefix.as_str())?.strip_prefix(self.separator.as_str())?;
-    Meta::ALL.into_iter().find(|m| m.verb() == verb && (*m != Meta::Invoke || invoke_enabled))
+    Meta::ALL.into_iter().find(|m| {
+      m.verb() == verb && (*m != Meta::Invoke || invoke_enabled) && (*m != Meta::Save || save_enabled)
+    })
   }
 
   /// Names a script may never call (these, any separator, and the `codecall:` namespace).
@@ -170,6 +186,8 @@ pub struct Describing {
   pub allow_console: bool,
   pub timeout_ms: u64,
   pub direct_calls: bool,
+  /// Saved scripts are on (§11): `save` is listed, execute takes `scriptName`.
+  pub scripts: bool,
 }
 
 /// The MCP tool definitions of the meta-tools, in the order search, describe, execute, invoke.
@@ -225,12 +243,7 @@ pub fn definitions(names: &MetaNames, d: &Describing) -> Vec<Value> {
         console = if d.allow_console { "; console.log goes to `logs`" } else { "" },
         timeout = d.timeout_ms,
       ),
-      "inputSchema": {
-        "type": "object",
-        "properties": properties(Meta::Execute, names, d),
-        "required": ["script"],
-        "additionalProperties": false
-      }
+      "inputSchema": execute_schema(names, d)
     }),
   ];
   if d.direct_calls {
@@ -249,7 +262,39 @@ pub fn definitions(names: &MetaNames, d: &Describing) -> Vec<Value> {
       }
     }));
   }
+  if d.scripts {
+    let save = names.name(Meta::Save);
+    out.push(json!({
+      "name": save,
+      "description": format!(
+        "Save a plan that worked and will be needed again as the tool saved:<name> (each save of a \
+         name is its next version). Give the script, or the executionId of a run of this session. \
+         {search} finds saved tools; run one with {execute} {{\"scriptName\": name, \"input\": ...}} or \
+         callTool('saved:<name>', input) from a plan (the script reads `input`).\n\
+         Example: {{\"name\": \"weekly-report\", \"description\": \"Sales per region for a week\", \"executionId\": \"exec-1-4\"}}"
+      ),
+      "inputSchema": {
+        "type": "object",
+        "properties": properties(Meta::Save, names, d),
+        "required": ["name", "description"],
+        "additionalProperties": false
+      }
+    }));
+  }
   out
+}
+
+/// execute's `inputSchema`: `script` is required unless saved scripts are on (then `scriptName`
+/// may stand in for it, and is shown).
+fn execute_schema(names: &MetaNames, d: &Describing) -> Value {
+  let mut props = properties(Meta::Execute, names, d);
+  if !d.scripts {
+    if let Some(p) = props.as_object_mut() {
+      p.remove("scriptName");
+    }
+    return json!({ "type": "object", "properties": props, "required": ["script"], "additionalProperties": false });
+  }
+  json!({ "type": "object", "properties": props, "additionalProperties": false })
 }
 
 /// One input key's JSON Schema for models (`None`: not a key of that meta-tool).
@@ -283,6 +328,16 @@ fn property(meta: Meta, key: &str, names: &MetaNames, d: &Describing) -> Option<
     }
     (Meta::Execute, "language") => json!({ "type": "string", "enum": ["javascript", "typescript"] }),
     (Meta::Execute, "input") => json!({ "description": "Read-only value as the global `input`" }),
+    (Meta::Execute, "scriptName") => {
+      json!({ "type": "string", "description": "Run a saved script instead: 'name' or 'name@version'" })
+    }
+    (Meta::Save, "name") => json!({ "type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$" }),
+    (Meta::Save, "description") => json!({ "type": "string", "description": "What it does (search reads it)" }),
+    (Meta::Save, "script") => json!({ "type": "string" }),
+    (Meta::Save, "executionId") => json!({ "type": "string", "description": "Save the code of that run" }),
+    (Meta::Save, "language") => json!({ "type": "string", "enum": ["javascript", "typescript"] }),
+    (Meta::Save, "inputSchema") => json!({ "type": "object", "description": "JSON Schema of `input`" }),
+    (Meta::Save, "tags") => json!({ "type": "array", "items": { "type": "string" } }),
     (Meta::Invoke, "tool") => json!({ "type": "string", "description": "Tool name" }),
     (Meta::Invoke, "input") => json!({ "type": "object", "description": "The tool's input" }),
     _ => return None,

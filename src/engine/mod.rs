@@ -16,6 +16,7 @@
 //! | `schema`      | what both read from a schema: local `$ref`s, names and strings as JS      |
 //! | `unwrap`      | MCP `CallToolResult` unwrapping                                          |
 //! | `host`        | the bridge adapter: only indexed tools are callable, results unwrapped   |
+//! | `scripts/`    | saved scripts (§11): the store, `codecall:save`, nested runs, history    |
 //! | `binding`     | `class CodeCall` for JavaScript, and `engine.js`, its main-thread helpers |
 //!
 //! It uses the search layer (`ToolIndex`) and the sandbox layer (`Sandbox`); nothing here knows
@@ -33,13 +34,14 @@ mod invoke;
 mod meta;
 mod registry;
 mod schema;
+mod scripts;
 mod telemetry;
 mod typescript;
 mod unwrap;
 
 // The layer's surface: the engine core in plain Rust (nothing else in the crate builds on it).
 pub use approval::{ApprovalPolicy, Decision, Reason, ToolApproval};
-pub use codecall::{describe_tool, Engine, EngineOptions, Refusal};
+pub use codecall::{describe_tool, Engine, EngineOptions, ExecuteScript, Refusal};
 pub use error::EngineError;
 pub use invoke::{Finished, Invocation, InvokeInput};
 pub use meta::{Meta, MetaNames};

@@ -420,10 +420,24 @@ fn approval_of(error: Option<String>, value: Option<String>, counted: Option<f64
 pub(crate) fn event_json(event: &Event) -> String {
   let mut w = JsonWriter::default();
   w.begin_object();
+  write_event(&mut w, event, None);
+  w.end_object();
+  w.finish()
+}
+
+/// An event's fields; a nested run's carry `parentExecutionId` after `executionId`.
+fn write_event(w: &mut JsonWriter, event: &Event, parent: Option<&str>) {
+  let parent_id = |w: &mut JsonWriter| {
+    if let Some(p) = parent {
+      w.key("parentExecutionId").string(p);
+    }
+  };
   match event {
+    Event::Nested { parent_execution_id, event } => write_event(w, event, Some(parent_execution_id)),
     Event::ToolCallStart { execution_id, call_id, tool_name, input_json } => {
       w.key("type").string("tool_call_start");
       w.key("executionId").string(execution_id);
+      parent_id(w);
       w.key("callId").string(call_id);
       w.key("toolName").string(tool_name);
       w.key("input").raw(input_json);
@@ -431,6 +445,7 @@ pub(crate) fn event_json(event: &Event) -> String {
     Event::ToolCallEnd { execution_id, call_id, tool_name, input_json, ok, duration_ms, error } => {
       w.key("type").string("tool_call_end");
       w.key("executionId").string(execution_id);
+      parent_id(w);
       w.key("callId").string(call_id);
       w.key("toolName").string(tool_name);
       w.key("input").raw(input_json);
@@ -446,6 +461,7 @@ pub(crate) fn event_json(event: &Event) -> String {
     Event::Log { execution_id, level, message, metadata_json } => {
       w.key("type").string("log");
       w.key("executionId").string(execution_id);
+      parent_id(w);
       w.key("level").string(level);
       w.key("message").string(message);
       if let Some(metadata) = metadata_json {
@@ -455,20 +471,20 @@ pub(crate) fn event_json(event: &Event) -> String {
     Event::Notify { execution_id, event, payload_json } => {
       w.key("type").string("notify");
       w.key("executionId").string(execution_id);
+      parent_id(w);
       w.key("event").string(event);
       w.key("payload").raw(payload_json);
     }
     Event::Approval { execution_id, call_id, tool_name, decision, waited_ms } => {
       w.key("type").string("approval");
       w.key("executionId").string(execution_id);
+      parent_id(w);
       w.key("callId").string(call_id);
       w.key("toolName").string(tool_name);
       w.key("decision").string(decision);
       w.key("waitedMs").number(*waited_ms);
     }
   }
-  w.end_object();
-  w.finish()
 }
 
 /// What host.js's `settle` reported (`errorJson`, `valueJson`, `counted`) as the answer an
@@ -631,6 +647,16 @@ impl Sandbox {
 
   pub(crate) fn config(&self) -> &SandboxConfig {
     &self.config
+  }
+
+  /// The id of the execution `launch` started last.
+  pub(crate) fn last_execution_id(&self) -> String {
+    format!("exec-{}-{}", self.instance, self.next_id)
+  }
+
+  /// Queues executions from any thread (a saved script a plan calls, §11); `None` once disposed.
+  pub(crate) fn submitter(&self) -> Option<crate::sandbox::Submitter> {
+    self.pool.as_ref().filter(|p| !p.is_disposed()).map(Runner::submitter)
   }
 
   /// The largest host answer its executions take, in bytes of JSON (see `host_answer`).

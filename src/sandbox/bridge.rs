@@ -91,6 +91,12 @@ pub enum Event {
     decision: &'static str,
     waited_ms: f64,
   },
+  /// An event of a nested execution (a saved script a plan called, §11): the inner event, and the
+  /// execution that called it. Made on the host side only.
+  Nested {
+    parent_execution_id: String,
+    event: Box<Event>,
+  },
 }
 
 /// What a host is asked about one call that needs a person's yes (§9).

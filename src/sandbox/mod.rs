@@ -43,7 +43,7 @@ pub use bridge::{
 pub use config::{ExecuteConfig, Isolation, SandboxConfig};
 pub use error::{StartError, Violation};
 pub use outcome::{Completed, Outcome};
-pub use runner::Runner;
+pub use runner::{Runner, Submitter};
 pub use shared::Shared;
 pub use warnings::Warnings;
 // For the engine layer's binding, which runs its plans on a `Sandbox` of its own.

@@ -257,33 +257,7 @@ impl Pool {
 
   /// Queues a script. The result arrives through `shared.host.complete`, exactly once.
   pub fn submit(&self, script: String, exec: ExecuteConfig, shared: Arc<Shared>) {
-    let inner = &self.inner;
-    if inner.disposed.load(Ordering::Acquire) {
-      shared.complete_from_outside(Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox has been disposed"));
-      return;
-    }
-    if inner.queued.load(Ordering::Acquire) >= inner.config.max_queue {
-      shared.complete_from_outside(Outcome::sandbox(
-        ErrorCode::QueueFull,
-        format!("More than {} executions are waiting to start (maxQueue)", inner.config.max_queue),
-      ));
-      return;
-    }
-    inner.queued.fetch_add(1, Ordering::AcqRel);
-    inner.watchdog.add(
-      shared.submitted + Duration::from_millis(inner.config.queue_timeout_ms),
-      Timer::Queue,
-      shared.clone(),
-    );
-    let key = inner.next_key.fetch_add(1, Ordering::Relaxed) + 1;
-    let slot = Arc::new(Slot {
-      key,
-      shared: shared.clone(),
-      st: Mutex::new(SlotState { scheduled: true, ..SlotState::default() }),
-    });
-    lock(&inner.slots).insert(key, slot.clone());
-    let job = Job { script, sandbox: inner.config.clone(), exec: Arc::new(exec), shared };
-    push(inner, Task::Start(Box::new(job), slot));
+    submit_to(&self.inner, script, exec, shared);
   }
 
   /// A handle that stops executions of this pool (their `AbortSignal` fired), from any thread.
@@ -342,6 +316,16 @@ impl Pool {
 pub struct Aborter(Weak<Inner>);
 
 impl Aborter {
+  /// `Pool::submit` from any thread; `POOL_DISPOSED` once the pool is gone.
+  pub fn submit(&self, script: String, exec: ExecuteConfig, shared: Arc<Shared>) {
+    match self.0.upgrade() {
+      Some(inner) => submit_to(&inner, script, exec, shared),
+      None => {
+        shared.complete_from_outside(Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox has been disposed"));
+      }
+    }
+  }
+
   pub fn abort(&self, shared: &Arc<Shared>) {
     if !shared.request_stop(Stop::Aborted) {
       return;
@@ -351,6 +335,36 @@ impl Aborter {
       None => shared.report_stop(),
     }
   }
+}
+
+/// See `Pool::submit`.
+fn submit_to(inner: &Arc<Inner>, script: String, exec: ExecuteConfig, shared: Arc<Shared>) {
+  if inner.disposed.load(Ordering::Acquire) {
+    shared.complete_from_outside(Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox has been disposed"));
+    return;
+  }
+  if inner.queued.load(Ordering::Acquire) >= inner.config.max_queue {
+    shared.complete_from_outside(Outcome::sandbox(
+      ErrorCode::QueueFull,
+      format!("More than {} executions are waiting to start (maxQueue)", inner.config.max_queue),
+    ));
+    return;
+  }
+  inner.queued.fetch_add(1, Ordering::AcqRel);
+  inner.watchdog.add(
+    shared.submitted + Duration::from_millis(inner.config.queue_timeout_ms),
+    Timer::Queue,
+    shared.clone(),
+  );
+  let key = inner.next_key.fetch_add(1, Ordering::Relaxed) + 1;
+  let slot = Arc::new(Slot {
+    key,
+    shared: shared.clone(),
+    st: Mutex::new(SlotState { scheduled: true, ..SlotState::default() }),
+  });
+  lock(&inner.slots).insert(key, slot.clone());
+  let job = Job { script, sandbox: inner.config.clone(), exec: Arc::new(exec), shared };
+  push(inner, Task::Start(Box::new(job), slot));
 }
 
 impl Drop for Pool {

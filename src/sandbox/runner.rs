@@ -65,6 +65,12 @@ impl Runner {
     }
   }
 
+  /// A handle that queues executions on this pool from any thread (a saved script a plan calls,
+  /// §11); it does not keep the pool alive.
+  pub fn submitter(&self) -> Submitter {
+    Submitter(self.aborter())
+  }
+
   pub fn aborter(&self) -> RunnerAborter {
     match self {
       Self::Thread(pool) => RunnerAborter::Thread(pool.aborter()),
@@ -106,5 +112,24 @@ impl RunnerAborter {
       #[cfg(unix)]
       Self::Process(a) => a.abort(shared),
     }
+  }
+}
+
+/// Queues executions from any thread, while the pool lives (see `Runner::submitter`).
+#[derive(Clone)]
+pub struct Submitter(RunnerAborter);
+
+impl Submitter {
+  /// Queues a script; once the pool is gone it completes at once with `POOL_DISPOSED`.
+  pub fn submit(&self, script: String, exec: ExecuteConfig, shared: Arc<Shared>) {
+    match &self.0 {
+      RunnerAborter::Thread(a) => a.submit(script, exec, shared),
+      #[cfg(unix)]
+      RunnerAborter::Process(a) => a.submit(script, exec, shared),
+    }
+  }
+
+  pub fn abort(&self, shared: &Arc<Shared>) {
+    self.0.abort(shared);
   }
 }

@@ -155,6 +155,20 @@ impl Shared {
     self.deadline_after(base).is_some_and(|d| now >= d)
   }
 
+  /// The time left before the deadline (holds counted); the whole timeout before the start, and
+  /// while held.
+  pub fn remaining(&self) -> Duration {
+    match self.effective_deadline() {
+      Some(d) => d.saturating_duration_since(Instant::now()),
+      None => self.timeout,
+    }
+  }
+
+  /// Tool calls counted so far.
+  pub fn tool_calls(&self) -> u64 {
+    self.tool_calls.load(Ordering::Relaxed)
+  }
+
   pub fn stop(&self) -> Stop {
     match self.stop.load(Ordering::Acquire) {
       1 => Stop::Timeout,

@@ -471,6 +471,7 @@ fn events_are_built_only_when_someone_listens() {
       Event::Log { .. } => "log",
       Event::Notify { .. } => "notify",
       Event::Approval { .. } => "approval",
+      Event::Nested { .. } => "nested",
       Event::ToolCallStart { .. } => "start",
       Event::ToolCallEnd { .. } => "end",
     })

@@ -65,8 +65,9 @@ impl Default for SelfReference {
   }
 }
 
-/// The verbs of the four meta-tools, in order: the one list (`engine::meta::Meta` names come from it).
-pub const META_TOOL_VERBS: [&str; 4] = ["search", "describe", "execute", "invoke"];
+/// The verbs of the meta-tools, in order: the one list (`engine::meta::Meta` names come from it).
+/// `save` exists only with saved scripts (§11), but no script may call it either way.
+pub const META_TOOL_VERBS: [&str; 5] = ["search", "describe", "execute", "invoke", "save"];
 
 impl SelfReference {
   /// The names of the four meta-tools for a prefix and separator, and the `codecall:` namespace.

@@ -236,3 +236,73 @@ fn generated(name: &str, info: &ToolInfo, engine: Option<&mut Engine<'_>>) -> Ve
   }
   out
 }
+
+/// Where `value` first fails `schema` (the keywords of the examples' validator), as a path from
+/// `at` (`input.items[2].id`) and why; `None` when it is valid or the validator cannot decide.
+/// Saved scripts check their callers' input with it (spec §11).
+pub fn first_mismatch(value: &Value, schema: &Value, at: &str) -> Option<String> {
+  let info = ToolInfo::new("input", None);
+  let mut engine = Engine::new(schema, &info);
+  engine.reset();
+  if engine.check(value, schema, 0) != Verdict::Invalid || engine.exhausted {
+    return None;
+  }
+  Some(deepest(&mut engine, value, schema, at.to_string(), 0))
+}
+
+/// The deepest part of an invalid `value` that is invalid by itself.
+fn deepest<'a>(engine: &mut Engine<'a>, value: &Value, schema: &'a Value, at: String, depth: usize) -> String {
+  let Value::Object(m) = schema else { return format!("{at} does not match the input schema") };
+  if depth < MAX_DEPTH {
+    if let Some(t) = m.get("type") {
+      if !type_matches(value, t, m.get("nullable") == Some(&Value::Bool(true))) {
+        return format!("{at} must be of type {}", short_json(t));
+      }
+    }
+    match value {
+      Value::Object(o) => {
+        if let Some(Value::Array(required)) = m.get("required") {
+          if let Some(missing) = required.iter().filter_map(Value::as_str).find(|k| !o.contains_key(*k)) {
+            return format!("{at}.{missing} is required");
+          }
+        }
+        let properties = m.get("properties").and_then(Value::as_object);
+        for (key, v) in o {
+          match properties.and_then(|p| p.get(key)) {
+            Some(sub) => {
+              engine.reset();
+              if engine.check(v, sub, 0) == Verdict::Invalid && !engine.exhausted {
+                return deepest(engine, v, sub, format!("{at}.{}", crate::common::char_prefix(key, 64)), depth + 1);
+              }
+            }
+            None if m.get("additionalProperties") == Some(&Value::Bool(false)) => {
+              return format!("{at}.{} is not allowed (additionalProperties: false)", crate::common::char_prefix(key, 64));
+            }
+            None => {}
+          }
+        }
+      }
+      Value::Array(items) => {
+        if let Some(sub @ Value::Object(_)) = m.get("items") {
+          for (i, v) in items.iter().enumerate() {
+            engine.reset();
+            if engine.check(v, sub, 0) == Verdict::Invalid && !engine.exhausted {
+              return deepest(engine, v, sub, format!("{at}[{i}]"), depth + 1);
+            }
+          }
+        }
+      }
+      _ => {}
+    }
+  }
+  format!("{at} does not match the input schema")
+}
+
+fn short_json(v: &Value) -> String {
+  let s = v.to_string();
+  if s.len() > 80 {
+    format!("{}…", crate::common::char_prefix(&s, 80))
+  } else {
+    s
+  }
+}

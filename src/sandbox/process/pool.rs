@@ -198,38 +198,7 @@ impl ProcessPool {
 
   /// Queues a script. The result arrives through `shared.host.complete`, exactly once.
   pub fn submit(&self, script: String, exec: ExecuteConfig, shared: Arc<Shared>) {
-    let inner = &self.inner;
-    if inner.disposed.load(Ordering::Acquire) {
-      shared.complete_from_outside(Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox has been disposed"));
-      return;
-    }
-    let mut st = lock(&inner.state);
-    if st.queued >= inner.config.max_queue {
-      drop(st);
-      shared.complete_from_outside(Outcome::sandbox(
-        ErrorCode::QueueFull,
-        format!("More than {} executions are waiting to start (maxQueue)", inner.config.max_queue),
-      ));
-      return;
-    }
-    st.queued += 1;
-    let run = Arc::new(Run {
-      key: inner.next_key.fetch_add(1, Ordering::Relaxed) + 1,
-      shared,
-      script,
-      exec,
-      started: AtomicBool::new(false),
-      dequeued: AtomicBool::new(false),
-      called: AtomicBool::new(false),
-      retried: AtomicBool::new(false),
-      calls: AtomicU64::new(0),
-      worker: Mutex::new(Weak::new()),
-    });
-    let at = run.shared.submitted + Duration::from_millis(inner.config.queue_timeout_ms);
-    add_timer(inner, &mut st, at, What::Queue(run.clone()));
-    let proc = pick(inner, &mut st);
-    drop(st);
-    assign(inner, &proc, run);
+    submit_to(&self.inner, script, exec, shared);
   }
 
   pub fn aborter(&self) -> ProcessAborter {
@@ -309,6 +278,41 @@ impl ProcessPool {
   }
 }
 
+/// See `ProcessPool::submit`.
+fn submit_to(inner: &Arc<Inner>, script: String, exec: ExecuteConfig, shared: Arc<Shared>) {
+  if inner.disposed.load(Ordering::Acquire) {
+    shared.complete_from_outside(Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox has been disposed"));
+    return;
+  }
+  let mut st = lock(&inner.state);
+  if st.queued >= inner.config.max_queue {
+    drop(st);
+    shared.complete_from_outside(Outcome::sandbox(
+      ErrorCode::QueueFull,
+      format!("More than {} executions are waiting to start (maxQueue)", inner.config.max_queue),
+    ));
+    return;
+  }
+  st.queued += 1;
+  let run = Arc::new(Run {
+    key: inner.next_key.fetch_add(1, Ordering::Relaxed) + 1,
+    shared,
+    script,
+    exec,
+    started: AtomicBool::new(false),
+    dequeued: AtomicBool::new(false),
+    called: AtomicBool::new(false),
+    retried: AtomicBool::new(false),
+    calls: AtomicU64::new(0),
+    worker: Mutex::new(Weak::new()),
+  });
+  let at = run.shared.submitted + Duration::from_millis(inner.config.queue_timeout_ms);
+  add_timer(inner, &mut st, at, What::Queue(run.clone()));
+  let proc = pick(inner, &mut st);
+  drop(st);
+  assign(inner, &proc, run);
+}
+
 impl Drop for ProcessPool {
   fn drop(&mut self) {
     drop(self.dispose());
@@ -320,6 +324,16 @@ impl Drop for ProcessPool {
 pub struct ProcessAborter(Weak<Inner>);
 
 impl ProcessAborter {
+  /// `ProcessPool::submit` from any thread; `POOL_DISPOSED` once the pool is gone.
+  pub fn submit(&self, script: String, exec: ExecuteConfig, shared: Arc<Shared>) {
+    match self.0.upgrade() {
+      Some(inner) => submit_to(&inner, script, exec, shared),
+      None => {
+        shared.complete_from_outside(Outcome::sandbox(ErrorCode::PoolDisposed, "The sandbox has been disposed"));
+      }
+    }
+  }
+
   pub fn abort(&self, shared: &Arc<Shared>) {
     if !shared.request_stop(Stop::Aborted) {
       return;
@@ -760,6 +774,7 @@ fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(),
         }
         Event::Notify { event, payload_json, .. } => Event::Notify { execution_id: id, event, payload_json },
         Event::Approval { .. } => return Err(Violation("an approval event from a worker".into())),
+        Event::Nested { .. } => return Err(Violation("a nested-run event from a worker".into())),
       };
       run.shared.host.event(event);
     }

@@ -275,6 +275,9 @@ impl FromWorker {
           Event::Approval { execution_id, .. } => {
             e.u8(4).str(execution_id);
           }
+          Event::Nested { parent_execution_id, .. } => {
+            e.u8(4).str(parent_execution_id);
+          }
         }
         e.finish()
       }
