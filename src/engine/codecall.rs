@@ -523,7 +523,8 @@ impl Engine {
   /// unknown key among them.
   pub fn read_execute_input(&self, input: Value, exec: &mut ExecuteConfig) -> Result<ExecuteScript, InvalidArgument> {
     let Value::Object(mut input) = input else { return Err("input must be an object".into()) };
-    Meta::Execute.check_keys(&input, &self.meta_name(Meta::Execute))?;
+    let off: &[&str] = if self.saved.is_some() { &[] } else { &["scriptName"] };
+    Meta::Execute.check_keys_without(&input, &self.meta_name(Meta::Execute), off)?;
     let saved = match input.remove("scriptName") {
       None | Some(Value::Null) => None,
       Some(Value::String(n)) => {

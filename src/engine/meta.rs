@@ -72,7 +72,13 @@ impl Meta {
   /// be dropped without a word. `tool` is the name the client called it by; the allowed keys are
   /// the ones the definition shows (the unadvertised spellings are read, not offered).
   pub fn check_keys(self, input: &Map<String, Value>, tool: &str) -> Result<(), InvalidArgument> {
-    let keys = self.input_keys();
+    self.check_keys_without(input, tool, &[])
+  }
+
+  /// [`Meta::check_keys`] with `off` not keys of this configuration (execute's `scriptName`
+  /// without saved scripts): refused, and not offered.
+  pub fn check_keys_without(self, input: &Map<String, Value>, tool: &str, off: &[&str]) -> Result<(), InvalidArgument> {
+    let keys: Vec<&InputKey> = self.input_keys().iter().filter(|k| !off.contains(&k.name)).collect();
     let allowed: Vec<&str> = keys.iter().filter(|k| k.shown).map(|k| k.name).collect();
     match input.keys().find(|k| !keys.iter().any(|known| known.name == k.as_str())) {
       Some(key) => Err(unknown_key(tool, "", key, "allowed", &allowed)),

@@ -34,7 +34,7 @@ mod invoke;
 mod meta;
 mod registry;
 mod schema;
-mod scripts;
+pub(crate) mod scripts;
 mod telemetry;
 mod typescript;
 mod unwrap;

@@ -731,6 +731,7 @@ mod input_shapes {
       Meta::Describe => json!({ "toolNames": ["a:one"] }),
       Meta::Execute => json!({ "script": "return 1" }),
       Meta::Invoke => json!({ "tool": "a:one" }),
+      Meta::Save => json!({ "name": "one", "description": "d", "script": "return 1" }),
     };
     v.as_object().cloned().unwrap()
   }
@@ -748,6 +749,7 @@ mod input_shapes {
         e.read_execute_input(input, &mut ExecuteConfig::new(&config)).map(drop)
       }
       Meta::Invoke => crate::engine::InvokeInput::read(input, "codecall:invoke").map(drop),
+      Meta::Save => crate::engine::scripts::SaveInput::read(input, "codecall:save").map(drop),
     }
   }
 
@@ -760,6 +762,7 @@ mod input_shapes {
       allow_console: true,
       timeout_ms: 3500,
       direct_calls: true,
+      scripts: true,
     };
     let defs = definitions(&Default::default(), &d);
     for (meta, def) in Meta::ALL.into_iter().zip(&defs) {
@@ -767,7 +770,8 @@ mod input_shapes {
       let shown: Vec<&str> = meta.input_keys().iter().filter(|k| k.shown).map(|k| k.name).collect();
       let listed: Vec<&str> = schema["properties"].as_object().unwrap().keys().map(String::as_str).collect();
       assert_eq!(listed, shown, "{meta:?}");
-      let required: Vec<&str> = schema["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+      let required: Vec<&str> =
+        schema["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
       for key in meta.input_keys() {
         assert!(!key.required || required.contains(&key.name), "{meta:?}: {} is required but not marked so", key.name);
       }
@@ -777,7 +781,9 @@ mod input_shapes {
 
   #[test]
   fn the_readers_read_every_key_and_only_those() {
-    let mut e = engine();
+    // Saved scripts on: execute's `scriptName` is one of its keys then.
+    let store = crate::engine::scripts::SqliteStore::open(":memory:").unwrap();
+    let mut e = engine().with_store(Arc::new(store));
     for meta in Meta::ALL {
       read(&mut e, meta, Value::Object(valid(meta))).unwrap_or_else(|err| panic!("{meta:?}: {err}"));
       // A key the shape does not have is refused, whatever its value, with the allowed keys
@@ -902,6 +908,7 @@ mod input_shapes {
       allow_console: true,
       timeout_ms: 1,
       direct_calls: false,
+      scripts: false,
     };
     let defs = definitions(&Default::default(), &d);
     let keys: Vec<&str> = defs[0]["inputSchema"]["properties"]["filter"]["properties"]

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::history::{History, Ran};
 use super::save::{SaveInput, SaveRefusal, SaveSource};
-use super::store::Store;
+use super::store::{Answer, Store};
 use super::*;
 use crate::common::ErrorCode;
 use crate::validator::{Language, Policy};
