@@ -399,6 +399,17 @@ impl CodeCall {
 
   fn search_inner<'env>(&self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
     let input = self.json_value(env, input, "input")?;
+    // A host's store may be async: this search ranks what the index holds, and the index is
+    // brought up to date with the store for the next one (`handle` waits for it instead).
+    if self.callback(env, "store")?.is_some() {
+      let kit = self.helper(env)?;
+      let listed = self.store_op(env, &kit, "list", Vec::new())?;
+      if let Some(after) = self.callback(env, "after")? {
+        let refreshed = chain(env, &kit, listed, after, "listed", None, None, None)?;
+        let quiet: Fn1<Unknown, Unknown> = kit.get("quiet")?.ok_or_else(|| napi::Error::from_reason("quiet"))?;
+        quiet.call(refreshed)?;
+      }
+    }
     let out = self.engine_mut()?.search(&input).map_err(|e| match e {
       EngineError::InvalidArgument(e) => args::invalid_arg(env, e),
       EngineError::Index(e) => napi::Error::from_reason(e.to_string()),

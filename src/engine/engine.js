@@ -44,6 +44,10 @@
       if (locationJson !== undefined && locationJson !== null) error.location = parse(locationJson);
       return Promise.reject(error);
     },
+    // A refresh nobody waits for: its failure is the next one's to report.
+    quiet(promise) {
+      promise.catch(() => {});
+    },
     storeFailed(message) {
       return Promise.reject(storeError(null, message));
     },
