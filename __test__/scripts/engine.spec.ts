@@ -195,7 +195,7 @@ for (const isolation of ['thread', 'process'] as const) {
       const { host, calls } = makeHost({
         approve: async (req) => {
           asked.push(req.toolName)
-          return 'decline'
+          return 'decline' as const
         },
       })
       const r: any = await cc.execute({ script: "return await callTool('saved:cleanup', {})" }, host)
