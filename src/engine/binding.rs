@@ -7,8 +7,8 @@
 //! Methods returning a promise never throw: bad arguments reject with the `TypeError`.
 
 use std::cell::{Cell, Ref, RefCell, RefMut};
-use std::rc::Rc;
 use std::collections::HashSet;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -28,8 +28,8 @@ use super::meta::{Meta, MetaNames};
 use super::registry::{Mode, ToolDef};
 use super::scripts::binding::{read_options as read_scripts, store_call, HostStore, StoreChoice};
 use super::scripts::{self, Lineage, Ran, SaveInput, SavedRun, SavedScript, Store};
-use super::ExecuteScript;
 use super::telemetry;
+use super::ExecuteScript;
 use crate::common::args::{self, array_arg, object_arg, present};
 use crate::sandbox::ExecuteConfig;
 use crate::sandbox::Host;
@@ -575,7 +575,10 @@ impl CodeCall {
       let value = self.json_value(env, item, &at)?;
       let mut def = ToolDef::from_json(value, &at, &reserved).map_err(|m| args::invalid_arg(env, m))?;
       if saved_on && def.name.starts_with(scripts::PREFIX) {
-        return Err(args::invalid_arg(env, format!("{at}.name: names starting 'saved:' are saved scripts' (options.scripts)")));
+        return Err(args::invalid_arg(
+          env,
+          format!("{at}.name: names starting 'saved:' are saved scripts' (options.scripts)"),
+        ));
       }
       if let (Some(f), Some(include)) = (&include_fn, include) {
         def.included = f.call(FnArgs::from((include, def.summary().to_string())))?;
@@ -801,13 +804,12 @@ impl CodeCall {
         let kit = self.helper(env)?;
         let listed = self.store_op(env, &kit, "list", Vec::new())?;
         let after = self.callback(env, "after")?.ok_or_else(|| napi::Error::from_reason("after"))?;
-        let chain: Fn1<FnArgs<(Unknown, Unknown, &str, Unknown, Option<Unknown>, Option<Unknown>)>, Unknown> =
-          kit.get("chain")?.ok_or_else(|| napi::Error::from_reason("chain"))?;
-        let listed_then = chain.apply(kit, FnArgs::from((listed, after, "listed", ().into_unknown(env)?, None, None)))?;
+        let chain: Chain = kit.get("chain")?.ok_or_else(|| napi::Error::from_reason("chain"))?;
+        let listed_then =
+          chain.apply(kit, FnArgs::from((listed, after, "listed", ().into_unknown(env)?, None, None)))?;
         let this_search = matches!(m, Meta::Search);
         let me = self.handle_after(env, this_search)?;
-        let then: Fn1<FnArgs<(Unknown, Unknown, &str, Unknown, Option<Unknown>, Option<Unknown>)>, Unknown> =
-          kit.get("chain")?.ok_or_else(|| napi::Error::from_reason("chain"))?;
+        let then: Chain = kit.get("chain")?.ok_or_else(|| napi::Error::from_reason("chain"))?;
         then.apply(kit, FnArgs::from((listed_then, me, "", input, None, None)))
       }
       Some(Meta::Search) => {
@@ -942,8 +944,17 @@ fn engine_with_store(
   })
 }
 
-type Chain<'env> = Function<'env, FnArgs<(Unknown<'env>, Unknown<'env>, &'static str, Unknown<'env>, Option<Unknown<'env>>, Option<Unknown<'env>>)>, Unknown<'env>>;
+/// engine.js `fail(code, message, locationJson)`.
+type Fail<'env> = Fn1<'env, FnArgs<(&'static str, String, Option<String>)>, Unknown<'env>>;
 
+/// engine.js `chain(promise, next, kind, extra, host, run)`.
+type Chain<'env> = Function<
+  'env,
+  FnArgs<(Unknown<'env>, Unknown<'env>, &'static str, Unknown<'env>, Option<Unknown<'env>>, Option<Unknown<'env>>)>,
+  Unknown<'env>,
+>;
+
+#[allow(clippy::too_many_arguments)]
 fn chain<'env>(
   env: &'env Env,
   kit: &Object<'env>,
@@ -963,7 +974,10 @@ fn chain<'env>(
 }
 
 /// The engine's store and a host store object, if there is one.
-fn store_parts<'env>(engine: &Rc<RefCell<Engine>>, store: &Option<Object<'env>>) -> napi::Result<(Arc<dyn Store>, Option<Object<'env>>)> {
+fn store_parts<'env>(
+  engine: &Rc<RefCell<Engine>>,
+  store: &Option<Object<'env>>,
+) -> napi::Result<(Arc<dyn Store>, Option<Object<'env>>)> {
   let e = engine.try_borrow().map_err(|_| busy())?;
   let saved = e.saved().ok_or_else(|| napi::Error::from_reason("saved scripts are off"))?;
   Ok((saved.store.clone(), *store))
@@ -981,69 +995,79 @@ fn after_fn<'env>(
   let f = env.create_function_from_closure::<Unknown, Raw, _>("after", move |ctx: FunctionCallContext| {
     let env: &Env = &*ctx.env;
     let r = (|| -> napi::Result<Unknown> {
-    let kind: String = ctx.get(0)?;
-    let answer: Unknown = ctx.get(1)?;
-    let json = json_text(env, &answer)?;
-    let value: Value = match &json {
-      Some(j) => serde_json::from_str(j).map_err(|e| store_error(env, e))?,
-      None => Value::Null,
-    };
-    match kind.as_str() {
-      "listed" => {
-        let items = match &value {
-          Value::Array(items) => items.iter().map(SavedScript::from_json).collect::<Result<Vec<_>, _>>(),
-          Value::Null => Ok(Vec::new()),
-          _ => Err("list must answer an array".to_string()),
+      let kind: String = ctx.get(0)?;
+      let answer: Unknown = ctx.get(1)?;
+      let json = json_text(env, &answer)?;
+      let value: Value = match &json {
+        Some(j) => serde_json::from_str(j).map_err(|e| store_error(env, e))?,
+        None => Value::Null,
+      };
+      match kind.as_str() {
+        "listed" => {
+          let items = match &value {
+            Value::Array(items) => items.iter().map(SavedScript::from_json).collect::<Result<Vec<_>, _>>(),
+            Value::Null => Ok(Vec::new()),
+            _ => Err("list must answer an array".to_string()),
+          }
+          .map_err(|e| store_error(env, e))?;
+          engine
+            .try_borrow_mut()
+            .map_err(|_| busy())?
+            .refresh_saved(items.clone(), None)
+            .map_err(|e| napi::Error::from_reason(e.to_string()))?;
+          json_to_js(env, &Value::Array(items.iter().map(SavedScript::to_json).collect()))
         }
-        .map_err(|e| store_error(env, e))?;
-        engine.try_borrow_mut().map_err(|_| busy())?.refresh_saved(items.clone(), None).map_err(|e| napi::Error::from_reason(e.to_string()))?;
-        json_to_js(env, &Value::Array(items.iter().map(SavedScript::to_json).collect()))
-      }
-      "got" => {
-        if value.is_null() {
-          return ().into_unknown(env);
+        "got" => {
+          if value.is_null() {
+            return ().into_unknown(env);
+          }
+          let script = SavedScript::from_json(&value).map_err(|e| store_error(env, e))?;
+          json_to_js(env, &script.to_json())
         }
-        let script = SavedScript::from_json(&value).map_err(|e| store_error(env, e))?;
-        json_to_js(env, &script.to_json())
-      }
-      "stored" => {
-        let script = SavedScript::from_json(&value).map_err(|e| store_error(env, e))?;
-        let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
-        let mut all: Vec<SavedScript> = e.saved_scripts().into_iter().filter(|s| s.name != script.name).collect();
-        all.push(script.clone());
-        e.refresh_saved(all, None).map_err(|e| napi::Error::from_reason(e.to_string()))?;
-        json_to_js(env, &scripts::save_result(&script.name, script.version))
-      }
-      "removed" => {
-        let removed = value == Value::Bool(true);
-        let name: Option<String> = ctx.get(2)?;
-        if let Some(name) = name {
+        "stored" => {
+          let script = SavedScript::from_json(&value).map_err(|e| store_error(env, e))?;
           let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
-          let keep: Vec<SavedScript> = e.saved_scripts().into_iter().filter(|s| s.name != name).collect();
-          e.refresh_saved(keep, None).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+          let mut all: Vec<SavedScript> = e.saved_scripts().into_iter().filter(|s| s.name != script.name).collect();
+          all.push(script.clone());
+          e.refresh_saved(all, None).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+          json_to_js(env, &scripts::save_result(&script.name, script.version))
         }
-        removed.into_unknown(env)
-      }
-      "ran" => {
-        let input: Unknown = ctx.get(2)?;
-        let host: Option<Unknown> = ctx.get(3)?;
-        let run: Option<Unknown> = ctx.get(4)?;
-        let kit: Object = ctx.get(5)?;
-        let input = match json_text(env, &input)? {
-          Some(j) => serde_json::from_str(&j).map_err(|e| napi::Error::from_reason(e.to_string()))?,
-          None => Value::Null,
-        };
-        if value.is_null() {
-          let name = input.get("scriptName").and_then(Value::as_str).unwrap_or_default();
-          return Err(args::invalid_arg(env, format!("input.scriptName: no saved script '{name}'")));
+        "removed" => {
+          let removed = value == Value::Bool(true);
+          let name: Option<String> = ctx.get(2)?;
+          if let Some(name) = name {
+            let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
+            let keep: Vec<SavedScript> = e.saved_scripts().into_iter().filter(|s| s.name != name).collect();
+            e.refresh_saved(keep, None).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+          }
+          removed.into_unknown(env)
         }
-        let script = SavedScript::from_json(&value).map_err(|e| store_error(env, e))?;
-        let host = host.filter(|h| !args::is_nullish(h));
-        let run = run.filter(|r| !args::is_nullish(r));
-        launch_plan(env, &kit, &engine, &sandbox, Plan { input, host, run, saved: Some(script), store: None, after: None })
+        "ran" => {
+          let input: Unknown = ctx.get(2)?;
+          let host: Option<Unknown> = ctx.get(3)?;
+          let run: Option<Unknown> = ctx.get(4)?;
+          let kit: Object = ctx.get(5)?;
+          let input = match json_text(env, &input)? {
+            Some(j) => serde_json::from_str(&j).map_err(|e| napi::Error::from_reason(e.to_string()))?,
+            None => Value::Null,
+          };
+          if value.is_null() {
+            let name = input.get("scriptName").and_then(Value::as_str).unwrap_or_default();
+            return Err(args::invalid_arg(env, format!("input.scriptName: no saved script '{name}'")));
+          }
+          let script = SavedScript::from_json(&value).map_err(|e| store_error(env, e))?;
+          let host = host.filter(|h| !args::is_nullish(h));
+          let run = run.filter(|r| !args::is_nullish(r));
+          launch_plan(
+            env,
+            &kit,
+            &engine,
+            &sandbox,
+            Plan { input, host, run, saved: Some(script), store: None, after: None },
+          )
+        }
+        other => Err(napi::Error::from_reason(format!("after: unknown kind {other}"))),
       }
-      other => Err(napi::Error::from_reason(format!("after: unknown kind {other}"))),
-    }
     })();
     r.map(|v| Raw(v.raw()))
   })?;
@@ -1060,51 +1084,57 @@ fn op_fn<'env>(
   let f = env.create_function_from_closure::<Unknown, Raw, _>("op", move |ctx: FunctionCallContext| {
     let env: &Env = &*ctx.env;
     let r = (|| -> napi::Result<Unknown> {
-    let method: String = ctx.get(0)?;
-    let arg: Option<String> = ctx.get(1)?;
-    let store: Option<Object> = ctx.get::<Option<Unknown>>(2)?.filter(|s| !args::is_nullish(s)).map(|s| Object::from_raw(env.raw(), s.raw()));
-    let kit: Object = ctx.get(3)?;
-    let after: Unknown = ctx.get(4)?;
-    let arg: Value = match arg {
-      Some(a) => serde_json::from_str(&a).map_err(|e| args::invalid_arg(env, e.to_string()))?,
-      None => Value::Null,
-    };
-    let (rust_store, host_store) = store_parts(&engine, &store)?;
-    let name_arg = |what: &str| -> napi::Result<String> {
-      let name = arg.get(0).and_then(Value::as_str).ok_or_else(|| args::invalid_arg(env, format!("{what}: name must be a string")))?;
-      let name = name.strip_prefix(scripts::PREFIX).unwrap_or(name);
-      scripts::check_name(name).map_err(|m| args::invalid_arg(env, format!("{what}: {m}")))?;
-      Ok(name.to_string())
-    };
-    match method.as_str() {
-      "list" => {
-        let p = store_call(env, &kit, host_store, &rust_store, "list", Vec::new())?;
-        chain(env, &kit, p, after, "listed", None, None, None)
+      let method: String = ctx.get(0)?;
+      let arg: Option<String> = ctx.get(1)?;
+      let store: Option<Object> =
+        ctx.get::<Option<Unknown>>(2)?.filter(|s| !args::is_nullish(s)).map(|s| Object::from_raw(env.raw(), s.raw()));
+      let kit: Object = ctx.get(3)?;
+      let after: Unknown = ctx.get(4)?;
+      let arg: Value = match arg {
+        Some(a) => serde_json::from_str(&a).map_err(|e| args::invalid_arg(env, e.to_string()))?,
+        None => Value::Null,
+      };
+      let (rust_store, host_store) = store_parts(&engine, &store)?;
+      let name_arg = |what: &str| -> napi::Result<String> {
+        let name = arg
+          .get(0)
+          .and_then(Value::as_str)
+          .ok_or_else(|| args::invalid_arg(env, format!("{what}: name must be a string")))?;
+        let name = name.strip_prefix(scripts::PREFIX).unwrap_or(name);
+        scripts::check_name(name).map_err(|m| args::invalid_arg(env, format!("{what}: {m}")))?;
+        Ok(name.to_string())
+      };
+      match method.as_str() {
+        "list" => {
+          let p = store_call(env, &kit, host_store, &rust_store, "list", Vec::new())?;
+          chain(env, &kit, p, after, "listed", None, None, None)
+        }
+        "get" => {
+          let name = name_arg("scripts.get(name, version?)")?;
+          let (m, args_v) = match arg.get(1) {
+            None | Some(Value::Null) => ("latest", vec![Value::from(name)]),
+            Some(v) => match v.as_f64().filter(|n| n.is_finite() && *n >= 1.0 && n.fract() == 0.0) {
+              Some(n) => ("get", vec![Value::from(name), Value::from(n as u64)]),
+              None => {
+                return Err(args::invalid_arg(env, "scripts.get(name, version?): version must be a positive integer"))
+              }
+            },
+          };
+          let p = store_call(env, &kit, host_store, &rust_store, m, args_v)?;
+          chain(env, &kit, p, after, "got", None, None, None)
+        }
+        "remove" => {
+          let name = name_arg("scripts.remove(name)")?;
+          let p = store_call(env, &kit, host_store, &rust_store, "remove", vec![Value::from(name.clone())])?;
+          let extra = env.create_string(&name)?.to_unknown();
+          chain(env, &kit, p, after, "removed", Some(extra), None, None)
+        }
+        "save" => {
+          let input = SaveInput::read(arg, "scripts.save").map_err(|m| args::invalid_arg(env, m))?;
+          save_prepared(env, &kit, &engine, &policy, input, "", host_store, &rust_store, after)
+        }
+        other => Err(args::invalid_arg(env, format!("scripts: no method '{other}'"))),
       }
-      "get" => {
-        let name = name_arg("scripts.get(name, version?)")?;
-        let (m, args_v) = match arg.get(1) {
-          None | Some(Value::Null) => ("latest", vec![Value::from(name)]),
-          Some(v) => match v.as_f64().filter(|n| n.is_finite() && *n >= 1.0 && n.fract() == 0.0) {
-            Some(n) => ("get", vec![Value::from(name), Value::from(n as u64)]),
-            None => return Err(args::invalid_arg(env, "scripts.get(name, version?): version must be a positive integer")),
-          },
-        };
-        let p = store_call(env, &kit, host_store, &rust_store, m, args_v)?;
-        chain(env, &kit, p, after, "got", None, None, None)
-      }
-      "remove" => {
-        let name = name_arg("scripts.remove(name)")?;
-        let p = store_call(env, &kit, host_store, &rust_store, "remove", vec![Value::from(name.clone())])?;
-        let extra = env.create_string(&name)?.to_unknown();
-        chain(env, &kit, p, after, "removed", Some(extra), None, None)
-      }
-      "save" => {
-        let input = SaveInput::read(arg, "scripts.save").map_err(|m| args::invalid_arg(env, m))?;
-        save_prepared(env, &kit, &engine, &policy, input, "", host_store, &rust_store, after)
-      }
-      other => Err(args::invalid_arg(env, format!("scripts: no method '{other}'"))),
-    }
     })();
     r.map(|v| Raw(v.raw()))
   })?;
@@ -1133,8 +1163,7 @@ fn save_prepared<'env>(
     Ok(s) => s,
     Err(scripts::SaveRefusal::Invalid(m)) => return Err(args::invalid_arg(env, m)),
     Err(scripts::SaveRefusal::Rejected { code, message, location }) => {
-      let fail: Fn1<FnArgs<(&str, String, Option<String>)>, Unknown> =
-        kit.get("fail")?.ok_or_else(|| napi::Error::from_reason("fail"))?;
+      let fail: Fail = kit.get("fail")?.ok_or_else(|| napi::Error::from_reason("fail"))?;
       let location = location.map(|l| serde_json::json!({ "line": l.line, "column": l.column }).to_string());
       return fail.apply(kit, FnArgs::from((code.as_str(), message, location)));
     }
@@ -1205,7 +1234,8 @@ fn launch_plan<'env>(
         }
       }
       exec.language = script.language;
-      let label = serde_json::json!({ "name": script.tool_name(), "version": script.version, "codeSha256": script.code_sha256 });
+      let label =
+        serde_json::json!({ "name": script.tool_name(), "version": script.version, "codeSha256": script.code_sha256 });
       (script.script.clone(), vec![(script.name.clone(), script.label())], Some(label))
     }
   };
@@ -1254,7 +1284,8 @@ fn launch_plan<'env>(
     })
   };
   let ran = script.clone();
-  let promise = sandbox_rc.try_borrow_mut().map_err(|_| busy())?.launch(env, script, host_object, exec, None, Some(&wrap), run)?;
+  let promise =
+    sandbox_rc.try_borrow_mut().map_err(|_| busy())?.launch(env, script, host_object, exec, None, Some(&wrap), run)?;
   let id = sandbox_rc.try_borrow().map_err(|_| busy())?.last_execution_id();
   if let Ok(mut e) = engine_rc.try_borrow_mut() {
     if let Some(saved) = e.saved_mut() {
@@ -1263,7 +1294,8 @@ fn launch_plan<'env>(
   }
   match label {
     Some(label) => {
-      let with: Fn1<FnArgs<(Unknown, String)>, Unknown> = kit.get("withSaved")?.ok_or_else(|| napi::Error::from_reason("withSaved"))?;
+      let with: Fn1<FnArgs<(Unknown, String)>, Unknown> =
+        kit.get("withSaved")?.ok_or_else(|| napi::Error::from_reason("withSaved"))?;
       with.apply(kit, FnArgs::from((promise, label.to_string())))
     }
     None => Ok(promise),
@@ -1272,7 +1304,13 @@ fn launch_plan<'env>(
 
 impl CodeCall {
   /// A store operation on Node's thread, as a promise of its answer's JSON.
-  fn store_op<'env>(&self, env: &'env Env, kit: &Object<'env>, method: &str, a: Vec<Value>) -> napi::Result<Unknown<'env>> {
+  fn store_op<'env>(
+    &self,
+    env: &'env Env,
+    kit: &Object<'env>,
+    method: &str,
+    a: Vec<Value>,
+  ) -> napi::Result<Unknown<'env>> {
     let store = self.callback(env, "store")?.map(|s| Object::from_raw(env.raw(), s.raw()));
     let (rust_store, host_store) = store_parts(&self.engine, &store)?;
     store_call(env, kit, host_store, &rust_store, method, a)
@@ -1283,32 +1321,37 @@ impl CodeCall {
     let engine = self.engine.clone();
     let f = env.create_function_from_closure::<Unknown, Raw, _>("answer", move |ctx: FunctionCallContext| {
       let env: &Env = &*ctx.env;
-    let r = (|| -> napi::Result<Unknown> {
-      let input: Unknown = ctx.get(2)?;
-      let input = match json_of(env, input, "input")? {
-        Some(j) => serde_json::from_str::<Value>(&j).map_err(|e| args::invalid_arg(env, e.to_string()))?,
-        None => Value::Null,
-      };
-      let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
-      let out = if search {
-        e.search(&input).map_err(|e| match e {
-          EngineError::InvalidArgument(e) => args::invalid_arg(env, e),
-          EngineError::Index(e) => napi::Error::from_reason(e.to_string()),
-        })?
-      } else {
-        e.describe(&input).map_err(|m| args::invalid_arg(env, m))?
-      };
-      drop(e);
-      json_to_js(env, &out)
-    })();
-    r.map(|v| Raw(v.raw()))
+      let r = (|| -> napi::Result<Unknown> {
+        let input: Unknown = ctx.get(2)?;
+        let input = match json_of(env, input, "input")? {
+          Some(j) => serde_json::from_str::<Value>(&j).map_err(|e| args::invalid_arg(env, e.to_string()))?,
+          None => Value::Null,
+        };
+        let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
+        let out = if search {
+          e.search(&input).map_err(|e| match e {
+            EngineError::InvalidArgument(e) => args::invalid_arg(env, e),
+            EngineError::Index(e) => napi::Error::from_reason(e.to_string()),
+          })?
+        } else {
+          e.describe(&input).map_err(|m| args::invalid_arg(env, m))?
+        };
+        drop(e);
+        json_to_js(env, &out)
+      })();
+      r.map(|v| Raw(v.raw()))
     })?;
     Ok(f.to_unknown())
   }
 
   /// `codecall:save` from a client: the host's `sessionId` picks whose executions `executionId`
   /// names.
-  fn save_inner<'env>(&self, env: &'env Env, input: Unknown<'env>, host: Option<Unknown<'env>>) -> napi::Result<Unknown<'env>> {
+  fn save_inner<'env>(
+    &self,
+    env: &'env Env,
+    input: Unknown<'env>,
+    host: Option<Unknown<'env>>,
+  ) -> napi::Result<Unknown<'env>> {
     let session = match host.filter(|h| !args::is_nullish(h)) {
       Some(h) if h.get_type()? == ValueType::Object => {
         match Object::from_raw(env.raw(), h.raw()).get::<Unknown>("sessionId")?.filter(|v| !args::is_nullish(v)) {

@@ -128,13 +128,8 @@ impl Engine {
   pub fn with_store(mut self, store: Arc<dyn Store>) -> Self {
     let settings = self.options.scripts.unwrap_or_default();
     self.options.scripts = Some(settings);
-    self.saved = Some(Saved {
-      store,
-      settings,
-      history: History::new(settings.history_size),
-      defs: HashMap::new(),
-      stamp: None,
-    });
+    self.saved =
+      Some(Saved { store, settings, history: History::new(settings.history_size), defs: HashMap::new(), stamp: None });
     self
   }
 
@@ -197,7 +192,7 @@ impl Engine {
     if stamp.is_some() && stamp == saved.stamp {
       return;
     }
-    let slot: Arc<std::sync::Mutex<Option<Result<Vec<SavedScript>, String>>>> = Arc::default();
+    let slot: Arc<std::sync::Mutex<Option<Listed>>> = Arc::default();
     let put = slot.clone();
     saved.store.list(Box::new(move |r| *put.lock().unwrap_or_else(|p| p.into_inner()) = Some(r)));
     let listed = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -542,7 +537,9 @@ impl Engine {
       (Some(Value::String(_)), Some(_)) => {
         return Err("give exactly one of input.script and input.scriptName, not both".into())
       }
-      _ if self.saved.is_some() => return Err("input.script must be a string (or input.scriptName a saved script)".into()),
+      _ if self.saved.is_some() => {
+        return Err("input.script must be a string (or input.scriptName a saved script)".into())
+      }
       _ => return Err("input.script must be a string".into()),
     };
     match input.remove("language") {
@@ -633,6 +630,9 @@ impl Engine {
     Ok(())
   }
 }
+
+/// What a store's `list` answered.
+type Listed = Result<Vec<SavedScript>, String>;
 
 /// What `codecall:execute` runs: the script it was given, or a saved one (§11).
 #[derive(Debug, Clone, PartialEq)]

@@ -172,9 +172,9 @@ impl MetaNames {
   /// with saved scripts).
   pub fn parse(&self, name: &str, invoke_enabled: bool, save_enabled: bool) -> Option<Meta> {
     let verb = name.strip_prefix(self.prefix.as_str())?.strip_prefix(self.separator.as_str())?;
-    Meta::ALL.into_iter().find(|m| {
-      m.verb() == verb && (*m != Meta::Invoke || invoke_enabled) && (*m != Meta::Save || save_enabled)
-    })
+    Meta::ALL
+      .into_iter()
+      .find(|m| m.verb() == verb && (*m != Meta::Invoke || invoke_enabled) && (*m != Meta::Save || save_enabled))
   }
 
   /// Names a script may never call (these, any separator, and the `codecall:` namespace).

@@ -276,7 +276,10 @@ fn deepest<'a>(engine: &mut Engine<'a>, value: &Value, schema: &'a Value, at: St
               }
             }
             None if m.get("additionalProperties") == Some(&Value::Bool(false)) => {
-              return format!("{at}.{} is not allowed (additionalProperties: false)", crate::common::char_prefix(key, 64));
+              return format!(
+                "{at}.{} is not allowed (additionalProperties: false)",
+                crate::common::char_prefix(key, 64)
+              );
             }
             None => {}
           }

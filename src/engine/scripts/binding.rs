@@ -60,7 +60,9 @@ pub fn read_options<'env>(env: &Env, v: &Unknown<'env>) -> napi::Result<(Scripts
         if !matches!(f.map(|f| f.get_type()), Some(Ok(ValueType::Function))) {
           return Err(args::invalid_arg(
             env,
-            format!("options.scripts.store.{method} must be a function (a ScriptStore has latest, get, put, list, remove)"),
+            format!(
+              "options.scripts.store.{method} must be a function (a ScriptStore has latest, get, put, list, remove)"
+            ),
           ));
         }
       }
@@ -88,7 +90,15 @@ fn count(env: &Env, v: &Unknown, name: &str, min: u32, max: u32) -> napi::Result
   Ok(n as usize)
 }
 
-type Waiting = Box<dyn FnOnce(Result<Option<String>, String>) + Send>;
+/// A store's answer as JSON (`None`: nothing), or its failure.
+type JsonAnswer = Result<Option<String>, String>;
+type Waiting = Box<dyn FnOnce(JsonAnswer) + Send>;
+/// engine.js `storeCaller(store, reply)` → `(method, argsJson, token) => void`.
+type CallerFactory<'env> = Function<
+  'env,
+  FnArgs<(Object<'env>, Function<'env, Unknown<'env>, ()>)>,
+  Function<'env, FnArgs<(String, String, f64)>, ()>,
+>;
 
 /// A call to the host's store from another thread: `(method, argsJson, token)`.
 type Caller = ThreadsafeFunction<(String, String, u64), (), FnArgs<(String, String, f64)>, napi::Status, false, true>;
@@ -120,23 +130,22 @@ impl HostStore {
         Ok(())
       })?
     };
-    let factory: Function<FnArgs<(Object, Function<Unknown, ()>)>, Function<FnArgs<(String, String, f64)>, ()>> =
-      kit.get("storeCaller")?.ok_or_else(|| napi::Error::from_reason("storeCaller"))?;
+    let factory: CallerFactory = kit.get("storeCaller")?.ok_or_else(|| napi::Error::from_reason("storeCaller"))?;
     let call = factory.apply(kit, FnArgs::from((store, reply)))?;
-    let caller: Caller = call
-      .build_threadsafe_function::<(String, String, u64)>()
-      .weak::<true>()
-      .build_callback(|ctx: ThreadsafeCallContext<(String, String, u64)>| {
+    let caller: Caller = call.build_threadsafe_function::<(String, String, u64)>().weak::<true>().build_callback(
+      |ctx: ThreadsafeCallContext<(String, String, u64)>| {
         let (method, args, token) = ctx.value;
         Ok(FnArgs::from((method, args, token as f64)))
-      })?;
+      },
+    )?;
     Ok(Self { caller, waiting, next: AtomicU64::new(0) })
   }
 
   fn ask(&self, method: &str, args: Value, done: Waiting) {
     let token = self.next.fetch_add(1, Ordering::Relaxed) + 1;
     self.waiting.lock().unwrap_or_else(|p| p.into_inner()).insert(token, done);
-    let status = self.caller.call((method.to_string(), args.to_string(), token), ThreadsafeFunctionCallMode::NonBlocking);
+    let status =
+      self.caller.call((method.to_string(), args.to_string(), token), ThreadsafeFunctionCallMode::NonBlocking);
     if status != napi::Status::Ok {
       if let Some(done) = self.waiting.lock().unwrap_or_else(|p| p.into_inner()).remove(&token) {
         done(Err("Node's thread cannot be reached".into()));
@@ -164,16 +173,18 @@ impl Store for HostStore {
   }
 
   fn get(&self, name: &str, version: u64, done: Answer<Option<SavedScript>>) {
-    self.ask("get", Value::from(vec![Value::from(name), Value::from(version)]), Box::new(move |r| done(script_answer(r))));
+    self.ask(
+      "get",
+      Value::from(vec![Value::from(name), Value::from(version)]),
+      Box::new(move |r| done(script_answer(r))),
+    );
   }
 
   fn put(&self, script: NewScript, done: Answer<SavedScript>) {
     self.ask(
       "put",
       Value::from(vec![script.to_json()]),
-      Box::new(move |r| {
-        done(script_answer(r).and_then(|s| s.ok_or_else(|| "put answered nothing".to_string())))
-      }),
+      Box::new(move |r| done(script_answer(r).and_then(|s| s.ok_or_else(|| "put answered nothing".to_string())))),
     );
   }
 
@@ -183,7 +194,8 @@ impl Store for HostStore {
       Value::Array(Vec::new()),
       Box::new(move |r| {
         done(r.and_then(|json| {
-          let v: Value = json.map_or(Ok(Value::Array(Vec::new())), |j| serde_json::from_str(&j).map_err(|e| e.to_string()))?;
+          let v: Value =
+            json.map_or(Ok(Value::Array(Vec::new())), |j| serde_json::from_str(&j).map_err(|e| e.to_string()))?;
           let items = v.as_array().ok_or("list must answer an array")?;
           items.iter().map(SavedScript::from_json).collect()
         }))
@@ -216,7 +228,7 @@ pub fn store_call<'env>(
       kit.get("storeCall")?.ok_or_else(|| napi::Error::from_reason("storeCall"))?;
     return call.apply(kit, FnArgs::from((host_store, method, Value::Array(args).to_string())));
   }
-  let slot: Arc<Mutex<Option<Result<Option<String>, String>>>> = Arc::default();
+  let slot: Arc<Mutex<Option<JsonAnswer>>> = Arc::default();
   let put = slot.clone();
   let fill = move |r: Result<Option<String>, String>| *put.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
   let name = args.first().and_then(Value::as_str).unwrap_or_default().to_string();

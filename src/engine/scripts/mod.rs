@@ -104,7 +104,10 @@ impl SavedScript {
   pub fn from_json(value: &Value) -> Result<Self, String> {
     let o = value.as_object().ok_or("a saved script must be an object")?;
     let string = |key: &str| -> Result<String, String> {
-      o.get(key).and_then(Value::as_str).map(str::to_string).ok_or_else(|| format!("saved script: {key} must be a string"))
+      o.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| format!("saved script: {key} must be a string"))
     };
     let name = string("name")?;
     check_name(&name).map_err(|m| format!("saved script: {m}"))?;
@@ -116,7 +119,9 @@ impl SavedScript {
     let script = string("script")?;
     let language = match o.get("language") {
       None | Some(Value::Null) => Language::JavaScript,
-      Some(Value::String(l)) => Language::parse(l).ok_or("saved script: language must be 'javascript' or 'typescript'")?,
+      Some(Value::String(l)) => {
+        Language::parse(l).ok_or("saved script: language must be 'javascript' or 'typescript'")?
+      }
       Some(_) => return Err("saved script: language must be a string".into()),
     };
     let input_schema = match o.get("inputSchema") {
@@ -196,10 +201,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
   if ok {
     Ok(())
   } else {
-    Err(format!(
-      "name must match ^[a-z0-9][a-z0-9_-]{{0,63}}$ (got '{}')",
-      crate::common::char_prefix(name, 80)
-    ))
+    Err(format!("name must match ^[a-z0-9][a-z0-9_-]{{0,63}}$ (got '{}')", crate::common::char_prefix(name, 80)))
   }
 }
 

@@ -16,14 +16,14 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::store::Store;
-use super::{ScriptRef, SavedScript};
+use super::{SavedScript, ScriptRef};
 use crate::common::ErrorCode;
 use crate::engine::approval::ApprovalPolicy;
 use crate::engine::examples::first_mismatch;
 use crate::engine::host::{Callable, EngineHost};
 use crate::sandbox::{
-  ApprovalAnswer, ApprovalAsk, CallResult, Completed, Event, ExecuteConfig, Host, HostCall, HostFailure,
-  Outcome, Reply, Shared, Submitter,
+  ApprovalAnswer, ApprovalAsk, CallResult, Completed, Event, ExecuteConfig, Host, HostCall, HostFailure, Outcome,
+  Reply, Shared, Submitter,
 };
 
 /// The tool calls one plan and every saved script under it may make together (`maxToolCalls`).
@@ -225,12 +225,8 @@ impl SavedCtx {
     let mut lineage = self.run.lineage.clone();
     lineage.chain.push((script.name.clone(), label.clone()));
     lineage.ancestors.push(Arc::downgrade(&me));
-    let nested: Arc<dyn Host> = Arc::new(NestedHost {
-      parent: inner,
-      parent_execution_id: me.id.clone(),
-      reply: Mutex::new(Some(reply)),
-      label,
-    });
+    let nested: Arc<dyn Host> =
+      Arc::new(NestedHost { parent: inner, parent_execution_id: me.id.clone(), reply: Mutex::new(Some(reply)), label });
     let run = SavedRun { exec: exec.clone(), lineage, ..self.run.clone() };
     let host: Arc<dyn Host> = Arc::new(
       EngineHost::new(nested, self.run.callable.clone(), &self.run.approval)

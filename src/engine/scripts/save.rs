@@ -82,10 +82,9 @@ impl SaveInput {
     };
     let language = match o.remove("language") {
       None | Some(Value::Null) => None,
-      Some(Value::String(l)) => Some(
-        Language::parse(&l)
-          .ok_or_else(|| format!("input.language must be 'javascript' or 'typescript' (got '{}')", crate::common::char_prefix(&l, 40)))?,
-      ),
+      Some(Value::String(l)) => Some(Language::parse(&l).ok_or_else(|| {
+        format!("input.language must be 'javascript' or 'typescript' (got '{}')", crate::common::char_prefix(&l, 40))
+      })?),
       Some(_) => return Err("input.language must be a string".into()),
     };
     let input_schema = match o.remove("inputSchema") {

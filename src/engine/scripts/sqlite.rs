@@ -89,12 +89,10 @@ impl SqliteStore {
     if version > SCHEMA {
       return Err(fail(format!("it was written by a newer version of @codecall/native (schema {version})")));
     }
-    conn
-      .execute_batch(&format!("BEGIN IMMEDIATE; {CREATE} PRAGMA user_version = {SCHEMA}; COMMIT;"))
-      .map_err(|e| {
-        let _ = conn.execute_batch("ROLLBACK");
-        fail(e.to_string())
-      })?;
+    conn.execute_batch(&format!("BEGIN IMMEDIATE; {CREATE} PRAGMA user_version = {SCHEMA}; COMMIT;")).map_err(|e| {
+      let _ = conn.execute_batch("ROLLBACK");
+      fail(e.to_string())
+    })?;
     Ok(Self { conn: Mutex::new(conn), writes: AtomicU64::new(0), path: path.to_string() })
   }
 
@@ -188,18 +186,20 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<SavedScript, String>> {
 
 impl Store for SqliteStore {
   fn latest(&self, name: &str, done: Answer<Option<SavedScript>>) {
-    done(self.one(
-      &format!("SELECT {COLUMNS} FROM codecall_scripts WHERE name = ?1 ORDER BY version DESC LIMIT 1"),
-      [name],
-    ))
+    done(
+      self
+        .one(&format!("SELECT {COLUMNS} FROM codecall_scripts WHERE name = ?1 ORDER BY version DESC LIMIT 1"), [name]),
+    )
   }
 
   fn get(&self, name: &str, version: u64, done: Answer<Option<SavedScript>>) {
     let Ok(version) = i64::try_from(version) else { return done(Ok(None)) };
-    done(self.one(
-      &format!("SELECT {COLUMNS} FROM codecall_scripts WHERE name = ?1 AND version = ?2"),
-      params![name, version],
-    ))
+    done(
+      self.one(
+        &format!("SELECT {COLUMNS} FROM codecall_scripts WHERE name = ?1 AND version = ?2"),
+        params![name, version],
+      ),
+    )
   }
 
   fn put(&self, script: NewScript, done: Answer<SavedScript>) {

@@ -1,3 +1,5 @@
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::type_complexity)]
+
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
@@ -89,7 +91,9 @@ fn sqlite_file_two_connections_share_versions_and_see_each_other() {
     .cloned()
     .map(|store| {
       std::thread::spawn(move || {
-        (0..20).map(|i| now(|d| store.put(new_script("shared", &format!("return {i}")), d)).unwrap().version).collect::<Vec<_>>()
+        (0..20)
+          .map(|i| now(|d| store.put(new_script("shared", &format!("return {i}")), d)).unwrap().version)
+          .collect::<Vec<_>>()
       })
     })
     .collect();
@@ -169,7 +173,14 @@ fn save_input_caller_mistakes() {
 fn save_prepare_checks_history_size_and_validator() {
   let policy = Policy::default();
   let mut h = History::new(4);
-  h.record("s", Ran { execution_id: "exec-1-1".into(), script: "const x: number = 1; return x".into(), language: Language::TypeScript });
+  h.record(
+    "s",
+    Ran {
+      execution_id: "exec-1-1".into(),
+      script: "const x: number = 1; return x".into(),
+      language: Language::TypeScript,
+    },
+  );
   let by_id = read(json!({ "name": "a", "description": "d", "executionId": "exec-1-1" })).unwrap();
   let saved = by_id.prepare(&mut h, "s", &policy).unwrap();
   assert_eq!(saved.language, Language::TypeScript);
@@ -185,7 +196,10 @@ fn save_prepare_checks_history_size_and_validator() {
     other => panic!("{other:?}"),
   }
   let refused = read(json!({ "name": "a", "description": "d", "script": "return eval('1')" })).unwrap();
-  assert!(matches!(refused.prepare(&mut h, "s", &policy), Err(SaveRefusal::Rejected { code: ErrorCode::ValidationError, .. })));
+  assert!(matches!(
+    refused.prepare(&mut h, "s", &policy),
+    Err(SaveRefusal::Rejected { code: ErrorCode::ValidationError, .. })
+  ));
   let mut small = policy.clone();
   small.max_script_bytes = 8;
   let big = read(json!({ "name": "a", "description": "d", "script": "return 123456789" })).unwrap();
@@ -197,8 +211,12 @@ fn saved_script_json_round_trip_and_bad_store_answers() {
   let store = SqliteStore::open(":memory:").unwrap();
   let s = now(|d| store.put(new_script("a", "return 1"), d)).unwrap();
   assert_eq!(SavedScript::from_json(&s.to_json()).unwrap(), s);
-  for bad in [json!(1), json!({ "name": "A", "version": 1, "script": "x" }), json!({ "name": "a", "version": 0, "script": "x" }),
-    json!({ "name": "a", "version": 1 })] {
+  for bad in [
+    json!(1),
+    json!({ "name": "A", "version": 1, "script": "x" }),
+    json!({ "name": "a", "version": 0, "script": "x" }),
+    json!({ "name": "a", "version": 1 }),
+  ] {
     assert!(SavedScript::from_json(&bad).is_err(), "{bad}");
   }
 }
@@ -212,7 +230,9 @@ fn input_mismatch_names_the_path() {
   assert_eq!(first_mismatch(&json!({ "a": 1 }), &schema, "input"), None);
   assert_eq!(first_mismatch(&json!({}), &schema, "input").unwrap(), "input.a is required");
   assert!(first_mismatch(&json!({ "a": "x" }), &schema, "input").unwrap().starts_with("input.a must be of type"));
-  assert!(first_mismatch(&json!({ "a": 1, "items": [{ "id": "x" }, { "id": 2 }] }), &schema, "input").unwrap().starts_with("input.items[1].id"));
+  assert!(first_mismatch(&json!({ "a": 1, "items": [{ "id": "x" }, { "id": 2 }] }), &schema, "input")
+    .unwrap()
+    .starts_with("input.items[1].id"));
   assert!(first_mismatch(&json!({ "a": 1, "zz": 1 }), &schema, "input").unwrap().contains("input.zz is not allowed"));
   assert!(first_mismatch(&json!(null), &schema, "input").unwrap().starts_with("input must be of type"));
 }

@@ -82,7 +82,7 @@ impl Engine {
   /// Compiles a prepared script under the name stacks will show.
   pub fn compile_script(&mut self, code: &str) -> Result<Vec<u8>, compile::CompileError> {
     self.compiled += 1;
-    if self.compiled % GC_EVERY == 0 {
+    if self.compiled.is_multiple_of(GC_EVERY) {
       self._compiler_runtime.run_gc();
     }
     self.compiler.with(|ctx| compile::compile(&ctx, code, errors::SCRIPT_FILE, compile::Keep::Positions))

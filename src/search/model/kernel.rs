@@ -29,7 +29,7 @@ impl Linear {
     y.clear();
     y.resize(tokens * self.rows, 0.0);
     if self.cols == 0
-      || self.cols % 8 != 0
+      || !self.cols.is_multiple_of(8)
       || self.weights.len() != self.rows * self.cols
       || self.scales.len() != self.rows
       || self.bias.len() != self.rows

@@ -227,7 +227,7 @@ fn decompose(c: char, out: &mut String) {
   if (S_BASE..S_BASE + 11172).contains(&o) {
     let s = o - S_BASE;
     let jamo = [L_BASE + s / N_COUNT, V_BASE + (s % N_COUNT) / T_COUNT, T_BASE + s % T_COUNT];
-    let parts = if s % T_COUNT == 0 { &jamo[..2] } else { &jamo[..] };
+    let parts = if s.is_multiple_of(T_COUNT) { &jamo[..2] } else { &jamo[..] };
     out.extend(parts.iter().filter_map(|&j| char::from_u32(j)));
     return;
   }
