@@ -28,18 +28,21 @@ const host = { callTool: (name, input) => ({ id: input.id ?? name, items: [{ id:
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
-async function time(fn) {
-  const per = []
+/** Median per subject of `rounds` medians of `runs` runs, the subjects interleaved round by round. */
+async function timeAll(subjects) {
+  const per = subjects.map(() => [])
   for (let r = 0; r < rounds; r++) {
-    const samples = []
-    for (let i = 0; i < runs; i++) {
-      const t = performance.now()
-      await fn(i)
-      samples.push(performance.now() - t)
+    for (const [k, [, fn]] of subjects.entries()) {
+      const samples = []
+      for (let i = 0; i < runs; i++) {
+        const t = performance.now()
+        await fn(i)
+        samples.push(performance.now() - t)
+      }
+      per[k].push(median(samples))
     }
-    per.push(median(samples))
   }
-  return median(per) * 1000
+  return subjects.map(([name], k) => [name, median(per[k]) * 1000])
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'codecall-bench-scripts-'))
@@ -51,17 +54,20 @@ try {
     await cc.scripts.save({ name: 'five-calls', description: 'Five calls, a join', script: plan })
     const check = await cc.execute({ scriptName: 'five-calls', input: { limit: 5 } }, host)
     if (check.status !== 'ok') throw new Error(JSON.stringify(check))
-    // Warm-up.
+    // Warm-up; the sentence model's background work on the saved tool done first.
+    await cc.ready()
     for (let i = 0; i < 50; i++) await cc.execute({ script: plan, input: { limit: 5 } }, host)
     const label = store === ':memory:' ? "':memory:'" : 'SQLite file (WAL)'
-    rows.push([`inline script (${label})`, await time(() => cc.execute({ script: plan, input: { limit: 5 } }, host))])
-    rows.push([`execute({ scriptName }) (${label})`, await time(() => cc.execute({ scriptName: 'five-calls', input: { limit: 5 } }, host))])
-    rows.push([
-      `plan calling saved:five-calls (${label})`,
-      await time(() => cc.execute({ script: "return await callTool('saved:five-calls', { limit: 5 })" }, host)),
-    ])
-    rows.push([`scripts.save (${label})`, await time((i) => cc.scripts.save({ name: `s${i % 50}`, description: 'A saved plan', script: plan }))])
-    rows.push([`search with 51 saved scripts (${label})`, await time(() => cc.search({ query: 'five calls and a join' }))])
+    rows.push(
+      ...(await timeAll([
+        [`inline script (${label})`, () => cc.execute({ script: plan, input: { limit: 5 } }, host)],
+        [`execute({ scriptName }) (${label})`, () => cc.execute({ scriptName: 'five-calls', input: { limit: 5 } }, host)],
+        [`plan calling saved:five-calls (${label})`, () => cc.execute({ script: "return await callTool('saved:five-calls', { limit: 5 })" }, host)],
+      ])),
+    )
+    rows.push(...(await timeAll([[`scripts.save (${label})`, (i) => cc.scripts.save({ name: `s${i % 50}`, description: 'A saved plan', script: plan })]])))
+    await cc.ready()
+    rows.push(...(await timeAll([[`search, 51 saved scripts (${label})`, () => cc.search({ query: 'five calls and a join' })]])))
     await cc.dispose()
   }
   console.log(`runs=${runs} rounds=${rounds} node ${process.version}\n`)
