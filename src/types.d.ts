@@ -150,7 +150,11 @@ export type ExecuteResult =
   | { status: 'timeout'; error: { code: 'TIMEOUT'; message: string }; logs?: string[]; stats: Stats }
 
 /** Events delivered to `onEvent` (`api.md` §2.5). */
-export type ExecuteEvent =
+/**
+ * Events of an execution. A saved script run from a plan (§11) sends its own with its own
+ * `executionId` and the calling execution's as `parentExecutionId`.
+ */
+export type ExecuteEvent = (
   | { type: 'tool_call_start'; executionId: string; callId: string; toolName: string; input: unknown }
   | {
       type: 'tool_call_end'
@@ -173,6 +177,7 @@ export type ExecuteEvent =
       decision: 'approve' | 'approve_always' | 'decline' | 'timeout' | 'unavailable'
       waitedMs: number
     }
+) & { parentExecutionId?: string }
 
 /**
  * A tool to index (`api.md` §4). `name` is its identity: upserting the same name replaces the entry.
@@ -414,7 +419,8 @@ export interface CodeCallScripts {
 
 /** The host's tool pipeline behind every call (`callTool` may return a value, a Promise, or an MCP `CallToolResult`). */
 export interface CodeCallHost {
-  callTool(name: string, input: unknown, meta: { callId: string; executionId: string }): unknown
+  /** `meta.parentExecutionId`: a call of a saved script run from a plan (§11), the plan's execution. */
+  callTool(name: string, input: unknown, meta: { callId: string; executionId: string; parentExecutionId?: string }): unknown
   onEvent?(event: ExecuteEvent): void
   functions?: Record<string, (...args: any[]) => unknown>
   /** As `ExecuteHost.deniedTools`; `invoke` honours it too. */

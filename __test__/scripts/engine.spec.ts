@@ -30,17 +30,19 @@ const adder = {
 
 function makeHost(extra: Partial<CodeCallHost> = {}) {
   const calls: string[] = []
+  const metas: { executionId: string; parentExecutionId?: string }[] = []
   const events: ExecuteEvent[] = []
   const host: CodeCallHost = {
-    callTool: (name, input: any) => {
+    callTool: (name, input: any, meta) => {
       calls.push(name)
+      metas.push(meta)
       if (name === 'math:add') return { sum: input.a + input.b }
       return { ok: true }
     },
     onEvent: (e) => events.push(e),
     ...extra,
   }
-  return { host, calls, events }
+  return { host, calls, events, metas }
 }
 
 const dirs: string[] = []
@@ -56,7 +58,7 @@ for (const isolation of ['thread', 'process'] as const) {
 
     it('saves a plan, finds it, describes it and runs it by name, by invoke and from a plan', async () => {
       const cc = make({ directCalls: { enabled: true } })
-      const { host, calls, events } = makeHost()
+      const { host, calls, events, metas } = makeHost()
       expect(await cc.scripts!.save(adder)).toEqual({ name: 'saved:adder', version: 1 })
       const found = cc.search({ query: 'add two numbers together' }).tools
       expect(found.map((t) => t.name)).toContain('saved:adder')
@@ -80,6 +82,9 @@ for (const isolation of ['thread', 'process'] as const) {
       const inner = events.filter((e: any) => e.parentExecutionId === nested.stats.executionId)
       expect(inner.map((e) => e.type)).toEqual(['tool_call_start', 'tool_call_end'])
       expect((inner[0] as any).executionId).not.toBe(nested.stats.executionId)
+      // The host's callTool hears the same: its own executionId, the caller's as parentExecutionId.
+      expect(metas.at(-1)).toMatchObject({ executionId: (inner[0] as any).executionId, parentExecutionId: nested.stats.executionId })
+      expect(metas[0].parentExecutionId).toBeUndefined()
       await cc.dispose()
     })
 

@@ -159,6 +159,7 @@ impl Engine {
       target: CallTarget::Tool,
       args_json: input.input.to_string(),
       name: input.tool,
+      parent_execution_id: None,
     };
     Ok(Invocation { call, input: input.input, started: Instant::now() })
   }

@@ -332,6 +332,9 @@ impl Host for NapiHost {
     w.key(args_key).raw(&call.args_json);
     w.key("callId").string(&call.call_id);
     w.key("executionId").string(&call.execution_id);
+    if let Some(parent) = &call.parent_execution_id {
+      w.key("parentExecutionId").string(parent);
+    }
     w.end_object();
     if !self.send(kind, w.finish(), token as f64) {
       if let Some(Waiting::Call(reply)) = self.replies.take(token) {

@@ -31,6 +31,9 @@ pub struct HostCall {
   pub target: CallTarget,
   pub name: String,
   pub args_json: String,
+  /// A nested run's call (a saved script a plan called, §11): the calling execution. Set on the
+  /// host side only.
+  pub parent_execution_id: Option<String>,
 }
 
 /// How the host answered a call.

@@ -302,7 +302,10 @@
             reply(token, stringify({ message: 'The host has no callTool function' }), undefined);
             return;
           }
-          const args = [m.name, m.input, { callId: m.callId, executionId: m.executionId }];
+          const meta = { callId: m.callId, executionId: m.executionId };
+          // A saved script's call (§11): the execution that called the script.
+          if (m.parentExecutionId !== undefined) meta.parentExecutionId = m.parentExecutionId;
+          const args = [m.name, m.input, meta];
           if (run === undefined) invoke(host.callTool, host, args, token);
           else run.tool(m.name, m.callId, m.executionId, (seen) => invoke(host.callTool, host, args, token, seen));
           return;
@@ -317,6 +320,7 @@
           }
           // `this` is the call's `{ callId, executionId }`, as callTool's third argument.
           const self = { callId: m.callId, executionId: m.executionId };
+          if (m.parentExecutionId !== undefined) self.parentExecutionId = m.parentExecutionId;
           const style = run === undefined ? undefined : toolFunction(host, m.name);
           if (style === undefined) {
             invoke(fn, self, m.args, token);

@@ -255,7 +255,10 @@ struct NestedHost {
 }
 
 impl Host for NestedHost {
-  fn call(&self, call: HostCall, reply: Box<dyn Reply>) {
+  fn call(&self, mut call: HostCall, reply: Box<dyn Reply>) {
+    if call.parent_execution_id.is_none() {
+      call.parent_execution_id = Some(self.parent_execution_id.clone());
+    }
     self.parent.call(call, reply);
   }
 

@@ -819,7 +819,7 @@ fn host_call<'js>(
       input_json: args_json.clone(),
     });
   }
-  host.call(HostCall { execution_id, call_id, target, name, args_json }, reply);
+  host.call(HostCall { execution_id, call_id, target, name, args_json, parent_execution_id: None }, reply);
   Ok(promise)
 }
 

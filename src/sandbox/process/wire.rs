@@ -449,7 +449,8 @@ impl FromWorker {
         let execution_id = d.str()?;
         let call_id = d.str()?;
         let target = if d.bool()? { CallTarget::Function } else { CallTarget::Tool };
-        let call = HostCall { execution_id, call_id, target, name: d.str()?, args_json: d.str()? };
+        let call =
+          HostCall { execution_id, call_id, target, name: d.str()?, args_json: d.str()?, parent_execution_id: None };
         Self::Call { key, token, call }
       }
       GET_TOOL => Self::GetTool { key: d.u64()?, token: d.u64()?, name: d.str()? },
@@ -739,6 +740,7 @@ mod tests {
         target: CallTarget::Tool,
         name: "t".into(),
         args_json: "{}".into(),
+        parent_execution_id: None,
       },
     }
     .encode();
