@@ -210,6 +210,21 @@ for (const isolation of ['thread', 'process'] as const) {
       await cc.dispose()
     })
 
+    it('runs at most 8 saved scripts of one plan at once; the rest are TOO_MANY_PENDING_CALLS', async () => {
+      const cc = make({ vm: { isolation, timeoutMs: 5000 } })
+      await cc.scripts!.save({ name: 'slow', description: 'One slow add', script: "return (await callTool('math:add', { a: 1, b: 1 })).sum" })
+      const slow = makeHost({ callTool: () => new Promise((r) => setTimeout(() => r({ sum: 2 }), 200)) })
+      const calls = Array.from({ length: 10 }, () => "callTool('saved:slow', {})").join(', ')
+      const r: any = await cc.execute(
+        { script: `const all = await Promise.allSettled([${calls}]); return all.map((x) => x.status === 'fulfilled' ? x.value : x.reason.code)` },
+        slow.host,
+      )
+      expect(r.status).toBe('ok')
+      expect(r.result.filter((x: unknown) => x === 2)).toHaveLength(8)
+      expect(r.result.filter((x: unknown) => x === 'TOO_MANY_PENDING_CALLS')).toHaveLength(2)
+      await cc.dispose()
+    })
+
     it('keeps saved tools through setTools and refuses host tools in the saved: namespace', async () => {
       const cc = make()
       await cc.scripts!.save(adder)
@@ -269,6 +284,16 @@ describe('saved scripts: stores and options', () => {
     expect(await cc.execute({ scriptName: 'adder', input: { a: 1, b: 2 } }, host)).toMatchObject({ status: 'ok', result: 3 })
     expect(await cc.scripts!.remove('adder')).toBe(true)
     expect(await cc.scripts!.get('adder')).toBeUndefined()
+    // A store that answers another script than the one asked for is not believed.
+    broken = false
+    await cc.scripts!.save({ ...adder, name: 'other' })
+    const liar = new CodeCall({ scripts: { store: { ...store, latest: async () => rows.get('other')!.at(-1) } } })
+    liar.setTools(tools)
+    const lied: any = await liar.execute({ script: "return await callTool('saved:wanted', {})" }, host)
+    expect(lied.error).toMatchObject({ code: 'TOOL_EXECUTION_ERROR' })
+    expect(lied.error.message).toMatch(/answered saved:other@1 for saved:wanted/)
+    await expect(liar.execute({ scriptName: 'wanted' }, host)).rejects.toMatchObject({ code: 'TOOL_EXECUTION_ERROR' })
+    await liar.dispose()
     await cc.dispose()
   })
 

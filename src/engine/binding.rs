@@ -1225,7 +1225,11 @@ fn launch_plan<'env>(
       let extra = env.create_string(&input_json)?.to_unknown();
       return chain(env, kit, p, after, "ran", Some(extra), host_object.map(|h| h.to_unknown()), run);
     }
-    (ExecuteScript::Saved(_), Some(script)) => {
+    (ExecuteScript::Saved(wanted), Some(script)) => {
+      // A host's store is not trusted to answer what was asked.
+      if script.name != wanted.name || wanted.version.is_some_and(|v| v != script.version) {
+        return Err(store_error(env, format!("it answered {} for {}", script.label(), wanted.label())));
+      }
       // The input a saved script is run with must match its schema.
       if let Some(schema) = &script.input_schema {
         let given: Value = exec.input_json.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null);

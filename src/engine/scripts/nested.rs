@@ -26,16 +26,36 @@ use crate::sandbox::{
   Reply, Shared, Submitter,
 };
 
-/// The tool calls one plan and every saved script under it may make together (`maxToolCalls`).
+/// Saved scripts one plan may have running (or waiting on the host) at once, all depths together:
+/// each is a runtime with its own heap, so a plan that fans out over saved scripts must not hold
+/// `maxToolCalls` heaps at a time.
+pub const MAX_NESTED_AT_ONCE: u64 = 8;
+
+/// The tool calls one plan and every saved script under it may make together (`maxToolCalls`),
+/// and the nested runs it has going.
 #[derive(Debug)]
 pub struct Budget {
   limit: u64,
   used: AtomicU64,
+  nested: AtomicU64,
 }
 
 impl Budget {
   pub fn new(limit: u64) -> Self {
-    Self { limit, used: AtomicU64::new(0) }
+    Self { limit, used: AtomicU64::new(0), nested: AtomicU64::new(0) }
+  }
+
+  /// Counts a nested run in; false when [`MAX_NESTED_AT_ONCE`] are going.
+  fn enter(&self) -> bool {
+    if self.nested.fetch_add(1, Ordering::AcqRel) < MAX_NESTED_AT_ONCE {
+      return true;
+    }
+    self.leave();
+    false
+  }
+
+  fn leave(&self) {
+    self.nested.fetch_sub(1, Ordering::AcqRel);
   }
 
   /// Counts one call; false when it is one too many.
@@ -181,25 +201,41 @@ impl SavedCtx {
     let this = self.clone();
     let store = self.run.store.clone();
     let (name, version) = (wanted.name.clone(), wanted.version);
+    let asked = wanted.clone();
     store.fetch(
       &name,
       version,
       Box::new(move |found| match found {
-        Ok(Some(script)) => this.start(inner, call, reply, script),
+        Ok(Some(script)) => this.start(inner, call, reply, asked, script),
         Ok(None) => {
-          reply.send(failure(ErrorCode::ToolNotFound, format!("Saved script '{}' was not found", wanted.label()), None))
+          reply.send(failure(ErrorCode::ToolNotFound, format!("Saved script '{}' was not found", asked.label()), None))
         }
         Err(why) => reply.send(failure(
           ErrorCode::ToolExecutionError,
-          format!("The saved-scripts store failed reading '{}': {why}", wanted.label()),
+          format!("The saved-scripts store failed reading '{}': {why}", asked.label()),
           None,
         )),
       }),
     );
   }
 
-  fn start(self: &Arc<Self>, inner: Arc<dyn Host>, call: HostCall, reply: Box<dyn Reply>, script: SavedScript) {
+  fn start(
+    self: &Arc<Self>,
+    inner: Arc<dyn Host>,
+    call: HostCall,
+    reply: Box<dyn Reply>,
+    wanted: ScriptRef,
+    script: SavedScript,
+  ) {
     let label = script.label();
+    // A host's store is not trusted to answer what was asked.
+    if script.name != wanted.name || wanted.version.is_some_and(|v| v != script.version) {
+      return reply.send(failure(
+        ErrorCode::ToolExecutionError,
+        format!("The saved-scripts store answered {label} for {}", wanted.label()),
+        None,
+      ));
+    }
     if let Some(schema) = &script.input_schema {
       let input: Value = serde_json::from_str(&call.args_json).unwrap_or(Value::Null);
       if let Some(why) = first_mismatch(&input, schema, "input") {
@@ -214,6 +250,13 @@ impl SavedCtx {
     let Some(me) = lock(&self.me).upgrade() else {
       return reply.send(failure(ErrorCode::ToolExecutionError, "The calling execution has ended".into(), None));
     };
+    if !self.budget().enter() {
+      return reply.send(failure(
+        ErrorCode::TooManyPendingCalls,
+        format!("More than {MAX_NESTED_AT_ONCE} saved scripts running at once in one plan"),
+        None,
+      ));
+    }
     let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
     let id = format!("{}.{n}", me.id);
     let mut exec = self.run.exec.clone();
@@ -225,8 +268,13 @@ impl SavedCtx {
     let mut lineage = self.run.lineage.clone();
     lineage.chain.push((script.name.clone(), label.clone()));
     lineage.ancestors.push(Arc::downgrade(&me));
-    let nested: Arc<dyn Host> =
-      Arc::new(NestedHost { parent: inner, parent_execution_id: me.id.clone(), reply: Mutex::new(Some(reply)), label });
+    let nested: Arc<dyn Host> = Arc::new(NestedHost {
+      parent: inner,
+      parent_execution_id: me.id.clone(),
+      reply: Mutex::new(Some(reply)),
+      label,
+      budget: self.run.lineage.budget.clone(),
+    });
     let run = SavedRun { exec: exec.clone(), lineage, ..self.run.clone() };
     let host: Arc<dyn Host> = Arc::new(
       EngineHost::new(nested, self.run.callable.clone(), &self.run.approval)
@@ -252,6 +300,8 @@ struct NestedHost {
   reply: Mutex<Option<Box<dyn Reply>>>,
   /// `saved:<name>@<version>`.
   label: String,
+  /// The tree's: the run leaves it when it completes.
+  budget: Arc<Budget>,
 }
 
 impl Host for NestedHost {
@@ -284,6 +334,7 @@ impl Host for NestedHost {
 
   fn complete(&self, completed: Completed) {
     let Some(reply) = lock(&self.reply).take() else { return };
+    self.budget.leave();
     reply.send(answer_of(&self.label, &completed));
   }
 }
