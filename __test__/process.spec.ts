@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { Sandbox, type ExecuteEvent } from '../index.js'
-import { HOOKS_WORKER } from './setup/test-hooks-worker.js'
+import { HOOKS_LIBRARY, HOOKS_WORKER } from './setup/test-hooks-worker.js'
 
 const linux = process.platform === 'linux'
 const FIXTURE = join(__dirname, 'fixtures', 'process-scenarios.mjs')
@@ -21,7 +21,7 @@ function scenario(name: string, env: Record<string, string> = {}): Record<string
   })
   return JSON.parse(out.trim().split('\n').pop() ?? '{}')
 }
-const withHooks = { CODECALL_WORKER_PATH: HOOKS_WORKER }
+const withHooks = { CODECALL_WORKER_PATH: HOOKS_WORKER, CODECALL_WORKER_LIBRARY: HOOKS_LIBRARY }
 // Built by the globalSetup wherever cargo exists (always in .ci/run).
 const hooks = linux && existsSync(HOOKS_WORKER)
 

@@ -1,7 +1,9 @@
-// Vitest globalSetup (runs once, in the main process): builds the test-only worker executable,
-// whose scripts can abort the engine (`__test_abort`) or make a forbidden system call
-// (`__test_open`). It is a dev-profile build of the `test-hooks` feature — a release build with
-// that feature does not compile — copied to its own name so no other build overwrites it.
+// Vitest globalSetup (runs once, in the main process): builds the test-only worker, whose scripts
+// can abort the engine (`__test_abort`) or make a forbidden system call (`__test_open`): the
+// launcher executable and a dev-profile build of the library with the `test-hooks` feature (a
+// release build with that feature does not compile), which the launcher maps instead of the
+// package's `.node` (`CODECALL_WORKER_LIBRARY`). Both copied to their own names so no other build
+// overwrites them.
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -9,13 +11,14 @@ import { fileURLToPath } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const HOOKS_WORKER = join(root, 'target', 'test-hooks', 'codecall-worker')
+export const HOOKS_LIBRARY = join(root, 'target', 'test-hooks', 'libcodecall_native.so')
 
 export default function setup() {
   if (process.platform !== 'linux') return
   const built = join(root, 'target', 'debug', 'codecall-worker')
   // Shares the dev-profile dependencies `cargo test` builds: only this crate compiles here.
   try {
-    execFileSync('cargo', ['build', '--locked', '--quiet', '--bin', 'codecall-worker', '--features', 'test-hooks'], {
+    execFileSync('cargo', ['build', '--locked', '--quiet', '--lib', '--bin', 'codecall-worker', '--features', 'test-hooks'], {
       cwd: root,
       stdio: ['ignore', 'inherit', 'inherit'],
     })
@@ -30,4 +33,5 @@ export default function setup() {
   }
   mkdirSync(dirname(HOOKS_WORKER), { recursive: true })
   copyFileSync(built, HOOKS_WORKER)
+  copyFileSync(join(root, 'target', 'debug', 'libcodecall_native.so'), HOOKS_LIBRARY)
 }

@@ -72,8 +72,11 @@ export function buildTarget(target) {
   const library = windows ? 'codecall_native.dll' : MACOS_MIN[target] ? 'libcodecall_native.dylib' : 'libcodecall_native.so'
   copyFileSync(join(release, library), addon)
   if (!windows) {
-    // The worker (process isolation; Windows has none), linking the library as an rlib.
-    cargo(['zigbuild', '--release', '--locked', '--bin', WORKER, '--target', zigTarget, '--target-dir', TARGET_DIR])
+    // The worker (process isolation; Windows has none): a launcher that maps the `.node` beside it
+    // (issue 35); on musl, whose executables are static and cannot map a library, the whole
+    // worker with the library linked in as an rlib (`fat-worker`).
+    const fat = target.endsWith('-linux-musl') ? ['--features', 'fat-worker'] : []
+    cargo(['zigbuild', '--release', '--locked', '--bin', WORKER, ...fat, '--target', zigTarget, '--target-dir', TARGET_DIR])
     copyFileSync(join(release, WORKER), join(out, WORKER))
     chmodSync(join(out, WORKER), 0o755)
   }

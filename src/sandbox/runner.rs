@@ -36,8 +36,8 @@ impl Runner {
     match config.isolation {
       Isolation::Thread => Pool::reporting_to(config, warnings).map(Runner::Thread),
       #[cfg(unix)]
-      Isolation::Process => match super::process::worker_path() {
-        Ok(exe) => ProcessPool::new(config, exe, warnings).map(Runner::Process),
+      Isolation::Process => match super::process::worker_path().and_then(|exe| Ok((exe, super::process::worker_library()?))) {
+        Ok((exe, library)) => ProcessPool::new(config, exe, library, warnings).map(Runner::Process),
         Err(why) => {
           warnings
             .lock()

@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 use crate::sandbox::error::StartError;
 
 pub const ENV_WORKER_PATH: &str = "CODECALL_WORKER_PATH";
+/// The library the launcher loads: the host's own `.node`, or this variable of the host's
+/// environment (a test-hooks build of the library).
+pub const ENV_WORKER_LIBRARY: &str = "CODECALL_WORKER_LIBRARY";
 pub const WORKER_NAME: &str = "codecall-worker";
 
 /// The worker executable to use, or why there is none.
@@ -38,6 +41,20 @@ pub fn worker_path() -> Result<PathBuf, StartError> {
       candidates[0].display()
     ))
   })
+}
+
+/// The library a worker runs: `CODECALL_WORKER_LIBRARY` of this process, else the addon itself
+/// (the exact library the host runs, so host and worker never differ in version).
+pub fn worker_library() -> Result<PathBuf, StartError> {
+  if let Some(path) = std::env::var_os(ENV_WORKER_LIBRARY).filter(|p| !p.is_empty()) {
+    let path = PathBuf::from(path);
+    return if path.is_file() {
+      Ok(path)
+    } else {
+      Err(StartError::NoWorker(format!("{ENV_WORKER_LIBRARY} names {}, which is not a file", path.display())))
+    };
+  }
+  crate::common::addon_path().ok_or_else(|| StartError::NoWorker("the addon could not find its own file".into()))
 }
 
 fn is_executable(path: &Path) -> bool {

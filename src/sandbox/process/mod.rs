@@ -9,8 +9,11 @@
 //! | `pool`    | the host side: lazy workers, deadlines that kill, retries, crash reporting     |
 //! | `outbox`  | the host's frames to one worker, queued so that no sender ever blocks           |
 //! | `locate`  | where the worker executable is (installed package or source checkout)         |
+//! | `entry`   | `codecall_worker_main`, which the launcher executable calls in this library    |
 //! | `hooks`   | test-only globals (`test-hooks` feature; refused in release builds)            |
 
+#[cfg(unix)]
+mod entry;
 #[cfg(unix)]
 mod locate;
 #[cfg(unix)]
@@ -30,7 +33,7 @@ mod hooks;
 #[cfg(feature = "test-hooks")]
 pub use hooks::install as install_test_hooks;
 #[cfg(unix)]
-pub use locate::worker_path;
+pub use locate::{worker_library, worker_path};
 #[cfg(unix)]
 pub use pool::{ProcessAborter, ProcessPool};
 pub use wire::{check_result, read_frame, FromWorker, ToWorker};

@@ -153,6 +153,8 @@ struct State {
 struct Inner {
   config: Arc<SandboxConfig>,
   exe: PathBuf,
+  /// The library the launcher maps (`CODECALL_WORKER_LIBRARY` of the worker).
+  library: PathBuf,
   state: Mutex<State>,
   wake: Condvar,
   disposed: AtomicBool,
@@ -169,7 +171,12 @@ pub struct ProcessPool {
 }
 
 impl ProcessPool {
-  pub fn new(config: Arc<SandboxConfig>, exe: PathBuf, warnings: Arc<Mutex<Warnings>>) -> Result<Self, StartError> {
+  pub fn new(
+    config: Arc<SandboxConfig>,
+    exe: PathBuf,
+    library: PathBuf,
+    warnings: Arc<Mutex<Warnings>>,
+  ) -> Result<Self, StartError> {
     // Results and logs are bounded by the limits; everything else a worker says is small.
     let frame_limit = config.frame_limit();
     // Address space: a fence against runaway native allocation, not a budget (each execution's
@@ -180,6 +187,7 @@ impl ProcessPool {
     let inner = Arc::new(Inner {
       config,
       exe,
+      library,
       state: Mutex::new(State::default()),
       wake: Condvar::new(),
       disposed: AtomicBool::new(false),
@@ -542,6 +550,7 @@ fn spawn_proc(inner: &Arc<Inner>, proc: &Arc<Proc>) {
     .env_clear()
     .env(ENV_PARENT, std::process::id().to_string())
     .env(ENV_ADDRESS_SPACE, inner.address_space.to_string())
+    .env(super::locate::ENV_WORKER_LIBRARY, &inner.library)
     .stdin(Stdio::piped())
     .stdout(Stdio::piped())
     .stderr(if std::env::var_os("CODECALL_WORKER_STDERR").is_some() { Stdio::inherit() } else { Stdio::null() });
