@@ -4,9 +4,10 @@
 //! sentence-transformers computes it.
 //!
 //! The model file ("CCBERT01", format at the top of `scripts/embeddings/quantize_model.py`) is read
-//! once per process from next to the `.node` (or `CODECALL_EMBEDDINGS_PATH`) and parsed on first
-//! use. A missing or damaged file turns the semantic signal off; nothing in it can panic the
-//! reader: every length is checked before it is used.
+//! once per process from the package `@codecall/native-data`, found from the `.node`'s own place
+//! (or `CODECALL_EMBEDDINGS_PATH`; `model_places`), and parsed on first use. A missing or damaged
+//! file turns the semantic signal off; nothing in it can panic the reader: every length is checked
+//! before it is used.
 //!
 //! | file           | owns                                                                |
 //! |----------------|---------------------------------------------------------------------|
@@ -30,7 +31,7 @@ pub use tokenizer::Vocab;
 /// A text's unit vector (shared between the caches and the indexes).
 pub type Vector = std::sync::Arc<[f32]>;
 
-/// The model file's name: next to the `.node` in a platform package.
+/// The model file's name, in the package `@codecall/native-data`.
 pub const MODEL_FILE: &str = "all-minilm-l6-v2.i8.bin";
 /// Names the model file to read instead of looking next to the addon.
 pub const ENV_MODEL_PATH: &str = "CODECALL_EMBEDDINGS_PATH";
@@ -137,22 +138,52 @@ fn read_model(places: Vec<PathBuf>) -> Result<Model, ModelError> {
 }
 
 /// Where the model may be, in order: `CODECALL_EMBEDDINGS_PATH` (alone, if set); next to the
-/// `.node` (a platform package); under `src/search/embeddings/` beside it (a source checkout after
-/// `npm run build`); in a debug or test build, also this crate's source tree (`cargo test`, whose
-/// executable is no `.node`). A release build names no path of the machine that built it.
+/// `.node`; under `src/search/embeddings/` beside it (a source checkout after `npm run build`); the
+/// data package `@codecall/native-data` as Node would find it from the `.node`'s own directory
+/// (`package_places`); in a debug or test build, also this crate's source tree (`cargo test`,
+/// whose executable is no `.node`). A release build names no path of the machine that built it.
 fn model_places() -> Vec<PathBuf> {
-  if let Some(path) = std::env::var_os(ENV_MODEL_PATH).filter(|p| !p.is_empty()) {
+  places_for(std::env::var_os(ENV_MODEL_PATH), crate::common::addon_path().as_deref())
+}
+
+/// `model_places` for a given variable and `.node` path (the tests give both).
+fn places_for(env: Option<std::ffi::OsString>, addon: Option<&std::path::Path>) -> Vec<PathBuf> {
+  if let Some(path) = env.filter(|p| !p.is_empty()) {
     return vec![PathBuf::from(path)];
   }
   let in_tree = std::path::Path::new("src").join("search").join("embeddings").join(MODEL_FILE);
   let mut places = Vec::new();
-  if let Some(dir) = crate::common::addon_path().as_deref().and_then(std::path::Path::parent) {
+  if let Some(dir) = addon.and_then(std::path::Path::parent) {
     places.push(dir.join(MODEL_FILE));
     places.push(dir.join(&in_tree));
+    places.extend(package_places(dir));
   }
   #[cfg(any(debug_assertions, test))]
   places.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(in_tree));
   places
+}
+
+/// The package holding the model, named by the platform packages' `dependencies`.
+const DATA_PACKAGE: [&str; 2] = ["@codecall", "native-data"];
+
+/// Where Node's `require` would find `@codecall/native-data` from the `.node`'s directory: from its
+/// real directory D (symlinks resolved, so pnpm's `.pnpm/<pkg>@<v>/node_modules/` is the one
+/// walked) up, `A/node_modules/@codecall/native-data/` for each ancestor A of D, D first, that is
+/// not itself a `node_modules`. That covers npm's hoisted and nested layouts, pnpm's sibling link
+/// and Yarn's node-modules linker. Only paths under the `.node`'s own ancestors: never the cwd or
+/// `NODE_PATH`, where another project's file could stand in. Yarn PnP has no such directory (set
+/// `CODECALL_EMBEDDINGS_PATH`).
+fn package_places(dir: &std::path::Path) -> Vec<PathBuf> {
+  let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+  if !real.is_absolute() {
+    // A relative path would be read from the cwd.
+    return Vec::new();
+  }
+  real
+    .ancestors()
+    .filter(|a| a.file_name().is_some_and(|name| name != "node_modules") || a.parent().is_none())
+    .map(|a| a.join("node_modules").join(DATA_PACKAGE[0]).join(DATA_PACKAGE[1]).join(MODEL_FILE))
+    .collect()
 }
 
 /// A LayerNorm's parameters.

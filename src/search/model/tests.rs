@@ -302,3 +302,133 @@ fn exp_erf_and_gelu_match_libm() {
   }
   assert!((erf(0.5) - 0.520_499_9).abs() < 2e-6 && (erf(-2.0) + 0.995_322_3).abs() < 2e-6 && erf(0.0).abs() < 1e-6);
 }
+
+/// A fresh directory for one test's tree (removed by the test).
+fn tree(name: &str) -> PathBuf {
+  let dir = std::env::temp_dir().join(format!("codecall-places-{name}-{}", std::process::id()));
+  let _ = std::fs::remove_dir_all(&dir);
+  std::fs::create_dir_all(&dir).unwrap();
+  std::fs::canonicalize(dir).unwrap()
+}
+
+/// Writes a file with its parent directories; returns its path.
+fn put(path: PathBuf, bytes: &[u8]) -> PathBuf {
+  std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+  std::fs::write(&path, bytes).unwrap();
+  path
+}
+
+/// `<dir>/node_modules/@codecall/native-data/<MODEL_FILE>`.
+fn data_in(dir: &std::path::Path) -> PathBuf {
+  dir.join("node_modules").join("@codecall").join("native-data").join(MODEL_FILE)
+}
+
+/// The first of the places that exists, as `read_model` takes it.
+fn found(places: &[PathBuf]) -> Option<PathBuf> {
+  places.iter().find(|p| p.is_file()).cloned()
+}
+
+#[test]
+fn the_variable_alone_when_set() {
+  let places = places_for(Some("/x/model.bin".into()), Some(std::path::Path::new("/p/a.node")));
+  assert_eq!(places, vec![PathBuf::from("/x/model.bin")]);
+  let places = places_for(Some("".into()), Some(std::path::Path::new("/p/a.node")));
+  assert_eq!(places[0], PathBuf::from("/p").join(MODEL_FILE), "an empty variable is not set");
+}
+
+#[test]
+fn npm_hoisted_and_nested_layouts_find_the_data_package() {
+  let root = tree("npm");
+  // Hoisted: the data package beside the platform package, under the project's node_modules.
+  let platform = root.join("hoisted/node_modules/@codecall/native-linux-x64-gnu");
+  let addon = put(platform.join("codecall.linux-x64-gnu.node"), b"");
+  let model = put(data_in(&root.join("hoisted")), b"model");
+  assert_eq!(found(&places_for(None, Some(&addon))), Some(model));
+  // Nested (`--install-strategy=nested`): in the platform package's own node_modules, which wins
+  // over a copy further up.
+  let platform = root.join("nested/node_modules/@codecall/native/node_modules/@codecall/native-linux-x64-gnu");
+  let addon = put(platform.join("codecall.linux-x64-gnu.node"), b"");
+  put(data_in(&root.join("nested")), b"further up");
+  let model = put(data_in(&platform), b"model");
+  let places = places_for(None, Some(&addon));
+  assert_eq!(found(&places), Some(model));
+  // Next to the `.node` (an older platform package, or a copy by hand) comes first.
+  let beside = put(platform.join(MODEL_FILE), b"beside");
+  assert_eq!(found(&places_for(None, Some(&addon))), Some(beside));
+  // No place is inside a node_modules/node_modules, and every one is absolute.
+  assert!(places.iter().all(|p| p.is_absolute()), "{places:?}");
+  assert!(!places.iter().any(|p| p.to_string_lossy().contains("node_modules/node_modules")), "{places:?}");
+  std::fs::remove_dir_all(root).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_pnpm_layout_is_walked_from_the_real_directory() {
+  use std::os::unix::fs::symlink;
+  let root = tree("pnpm");
+  let store = root.join("node_modules/.pnpm");
+  // The real platform package, and its dependency linked beside it (`hoist=false`: nothing in the
+  // project's own node_modules but the links to its direct dependencies).
+  let real = store.join("@codecall+native-linux-x64-gnu@0.1.0/node_modules/@codecall/native-linux-x64-gnu");
+  put(real.join("codecall.linux-x64-gnu.node"), b"");
+  let data = store.join("@codecall+native-data@0.1.0/node_modules/@codecall/native-data");
+  let model = put(data.join(MODEL_FILE), b"model");
+  symlink(&data, store.join("@codecall+native-linux-x64-gnu@0.1.0/node_modules/@codecall/native-data")).unwrap();
+  std::fs::create_dir_all(root.join("node_modules/@codecall")).unwrap();
+  let link = root.join("node_modules/@codecall/native-linux-x64-gnu");
+  symlink(&real, &link).unwrap();
+  // The `.node` as a symlinked path: the walk starts from where it really is.
+  let places = places_for(None, Some(&link.join("codecall.linux-x64-gnu.node")));
+  let hit = found(&places).expect("found through the sibling link");
+  assert_eq!(std::fs::canonicalize(hit).unwrap(), model);
+  std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn without_a_data_package_only_the_source_tree_is_left() {
+  let root = tree("none");
+  let addon = put(root.join("app/node_modules/@codecall/native-linux-x64-gnu/codecall.linux-x64-gnu.node"), b"");
+  let places = places_for(None, Some(&addon));
+  // This crate's tree (a test build): the only place that exists.
+  let in_tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/search/embeddings").join(MODEL_FILE);
+  assert_eq!(found(&places), Some(in_tree.clone()));
+  assert_eq!(places.last(), Some(&in_tree));
+  // A relative `.node` path names nothing to walk (it would be read from the cwd).
+  assert!(package_places(std::path::Path::new("relative/dir")).is_empty());
+  std::fs::remove_dir_all(root).unwrap();
+}
+
+/// Run by `a_data_package_in_the_cwd_is_never_used`, in a child process whose cwd holds a decoy.
+#[test]
+#[ignore = "run by a_data_package_in_the_cwd_is_never_used in a child process"]
+fn decoy_child() {
+  let Some(addon) = std::env::var_os("CODECALL_TEST_DECOY_ADDON") else { return };
+  let cwd = std::env::current_dir().unwrap();
+  assert!(data_in(&cwd).is_file(), "the decoy is in the cwd");
+  let places = places_for(None, Some(std::path::Path::new(&addon)));
+  assert!(places.iter().all(|p| !p.starts_with(&cwd)), "{places:?}");
+  assert!(!model_places().iter().any(|p| p.starts_with(&cwd)), "{:?}", model_places());
+  // The decoy is no model: were it read, the error would name it.
+  let in_tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/search/embeddings").join(MODEL_FILE);
+  let without_tree: Vec<PathBuf> = places.into_iter().filter(|p| p != &in_tree).collect();
+  assert!(matches!(read_model(without_tree), Err(ModelError::NotFound(_))));
+}
+
+#[test]
+fn a_data_package_in_the_cwd_is_never_used() {
+  let root = tree("decoy");
+  let app = root.join("app");
+  put(data_in(&app), b"DECOY, not a model");
+  let addon = put(root.join("lib/node_modules/@codecall/native-linux-x64-gnu/codecall.linux-x64-gnu.node"), b"");
+  let name = module_path!().split_once("::").map_or("", |(_, rest)| rest);
+  let out = std::process::Command::new(std::env::current_exe().unwrap())
+    .args(["--exact", &format!("{name}::decoy_child"), "--ignored", "--test-threads=1"])
+    .env("CODECALL_TEST_DECOY_ADDON", &addon)
+    .env_remove(ENV_MODEL_PATH)
+    .current_dir(&app)
+    .output()
+    .unwrap();
+  let text = String::from_utf8_lossy(&out.stdout);
+  assert!(out.status.success() && text.contains("1 passed"), "{text}{}", String::from_utf8_lossy(&out.stderr));
+  std::fs::remove_dir_all(root).unwrap();
+}
