@@ -2,15 +2,19 @@
 // The build jobs upload `bindings-<target>/` holding `codecall.<platform>.node` and, except on
 // Windows, the worker executable `codecall-worker` (process isolation), which the addon looks for
 // next to its `.node`. The search's sentence model (`MODEL`, from the source tree, the same for
-// every platform) goes next to the `.node` too, Windows included: the addon reads it at run time
-// there rather than compiling it in, so the worker, which never searches, does not carry it.
+// every platform) goes once into npm/data/, the package `@codecall/native-data`, which the main
+// package and every platform package depend on at the same version: installed once, found by the
+// addon from its own `.node`'s place (`model_places` in src/search/model/mod.rs).
 //
 //   node scripts/assemble.mjs [artifacts dir] [--npm-dir <dir>] [--target <triple>]...
+//       [--release-manifest <package.json>]
 //
+// --release-manifest rewrites that main package.json as `releaseManifest` says (the publish job,
+// on its throw-away checkout: the repository's own manifest cannot name unpublished packages).
 // Without --target, every target of package.json `napi.targets` must be there (the release);
 // `npm run test:package` assembles this machine's target alone into a copy of npm/.
 // Exit code 1, with one line per problem, when something is missing.
-import { chmodSync, copyFileSync, existsSync, readFileSync, statSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -30,30 +34,65 @@ export const PLATFORMS = {
 export const WORKER = 'codecall-worker'
 /** The sentence model (`src/search/model/mod.rs` `MODEL_FILE`). */
 export const MODEL = 'all-minilm-l6-v2.i8.bin'
-const MODEL_SOURCE = join(root, 'src', 'search', 'embeddings', MODEL)
+/** Where the data files are in the source tree. */
+const DATA_SOURCE = join(root, 'src', 'search', 'embeddings')
+/** The package of the files that are the same on every platform, and its folder under npm/. */
+export const DATA_PACKAGE = '@codecall/native-data'
+export const DATA_DIR = 'data'
+/** The files the data package ships besides package.json and README.md. */
+export const DATA_FILES = [MODEL]
 
 /** The files a target's platform package ships besides package.json and README.md. */
 export function platformFiles(target) {
   const dir = PLATFORMS[target]
   if (!dir) throw new Error(`unknown target ${target}`)
-  return target.includes('windows') ? [`codecall.${dir}.node`, MODEL] : [`codecall.${dir}.node`, WORKER, MODEL]
+  return target.includes('windows') ? [`codecall.${dir}.node`] : [`codecall.${dir}.node`, WORKER]
 }
 
 /**
  * The main package's manifest as a release publishes it: `napi prepublish` adds one optional
  * dependency per target, `<name>-<platform>` at the same version, so npm installs the one platform
- * package whose `os` / `cpu` / `libc` match the user's machine. The repository's package.json
- * leaves them out: they are not on the registry until the release, and `npm ci` would refuse them.
+ * package whose `os` / `cpu` / `libc` match the user's machine; and the data package is a plain
+ * dependency at the same version. The repository's package.json leaves them out: they are not on
+ * the registry until the release, and `npm ci` would refuse them.
  */
 export function releaseManifest(pkg) {
   const optionalDependencies = { ...pkg.optionalDependencies }
   for (const target of pkg.napi.targets) optionalDependencies[`${pkg.name}-${PLATFORMS[target]}`] = pkg.version
-  return { ...pkg, optionalDependencies }
+  const dependencies = { ...pkg.dependencies, [DATA_PACKAGE]: pkg.version }
+  return { ...pkg, dependencies, optionalDependencies }
 }
 
-/** Copies every target's files from `artifacts` into `npmDir`; returns the problems found. */
-export function assemble({ artifacts, npmDir, targets }) {
+const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'))
+const writeJson = (file, value) => writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`)
+
+/**
+ * Copies the data files into `npmDir`/data and every target's files from `artifacts` into its
+ * platform package; writes the version (`version`, the main package's) into the data package and
+ * the exact dependency on it into each platform package, so that pnpm, which links a package's own
+ * dependencies beside it, puts the data package where the walk from the `.node` looks. Returns the
+ * problems found.
+ */
+export function assemble({ artifacts, npmDir, targets, version = readJson(join(root, 'package.json')).version }) {
   const problems = []
+  const dataDir = join(npmDir, DATA_DIR)
+  const dataManifest = join(dataDir, 'package.json')
+  if (!existsSync(dataManifest)) problems.push(`missing ${dataManifest}`)
+  else {
+    const data = readJson(dataManifest)
+    if (data.name !== DATA_PACKAGE) problems.push(`${dataManifest} is ${data.name}, not ${DATA_PACKAGE}`)
+    for (const key of ['os', 'cpu', 'libc']) if (key in data) problems.push(`${dataManifest} has "${key}": the data package is for every platform`)
+    for (const file of DATA_FILES) {
+      const from = join(DATA_SOURCE, file)
+      if (!existsSync(from)) problems.push(`missing ${from}`)
+      else {
+        copyFileSync(from, join(dataDir, file))
+        console.log(`${from} -> ${join(dataDir, file)}`)
+      }
+      if (!(data.files ?? []).includes(file)) problems.push(`${dataManifest} does not list ${file} in "files"`)
+    }
+    writeJson(dataManifest, { ...data, version })
+  }
   for (const target of targets) {
     const dir = PLATFORMS[target]
     if (!dir) {
@@ -66,9 +105,12 @@ export function assemble({ artifacts, npmDir, targets }) {
       problems.push(`missing ${manifest}`)
       continue
     }
-    const declared = JSON.parse(readFileSync(manifest, 'utf8')).files ?? []
+    const platform = readJson(manifest)
+    const declared = platform.files ?? []
+    for (const file of DATA_FILES) if (declared.includes(file)) problems.push(`${manifest} lists ${file}, which ships in ${DATA_PACKAGE}`)
+    writeJson(manifest, { ...platform, dependencies: { ...platform.dependencies, [DATA_PACKAGE]: version } })
     for (const file of platformFiles(target)) {
-      const from = file === MODEL ? MODEL_SOURCE : join(artifacts, `bindings-${target}`, file)
+      const from = join(artifacts, `bindings-${target}`, file)
       if (!existsSync(from) || !statSync(from).isFile()) {
         problems.push(`missing ${from}`)
         continue
@@ -87,17 +129,20 @@ function main(argv) {
   let artifacts = 'artifacts'
   let npmDir = join(root, 'npm')
   const targets = []
+  let mainManifest = null
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     if (arg === '--npm-dir') npmDir = resolve(argv[++i] ?? '')
+    else if (arg === '--release-manifest') mainManifest = resolve(argv[++i] ?? '')
     else if (arg === '--target') targets.push(argv[++i] ?? '')
     else if (arg.startsWith('-')) {
       console.error(`unknown option ${arg}`)
       return 2
     } else artifacts = arg
   }
-  const all = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).napi.targets
-  const problems = assemble({ artifacts: resolve(artifacts), npmDir, targets: targets.length ? targets : all })
+  const pkg = readJson(join(root, 'package.json'))
+  const problems = assemble({ artifacts: resolve(artifacts), npmDir, targets: targets.length ? targets : pkg.napi.targets, version: pkg.version })
+  if (mainManifest && !problems.length) writeJson(mainManifest, releaseManifest(readJson(mainManifest)))
   for (const p of problems) console.error(p)
   return problems.length ? 1 : 0
 }
