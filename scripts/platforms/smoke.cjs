@@ -33,7 +33,7 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b)
 /** The installed platform package's folder name suffix (`linux-arm64-gnu`, ...). */
 function platformDir() {
   const dir = path.join(path.dirname(require.resolve('@codecall/native/package.json')), '..')
-  const found = fs.readdirSync(dir).find((d) => d.startsWith('native-'))
+  const found = fs.readdirSync(dir).find((d) => d.startsWith('native-') && d !== 'native-data')
   if (!found) throw new Error('no platform package installed')
   return found.slice('native-'.length)
 }
@@ -68,7 +68,7 @@ return [a.name, a.doubled + b.doubled]`
     return `${bad.status} (${bad.error.kind}) at ${where.line}:${where.column}`
   })
 
-  await check('search by meaning: the sentence model is found next to the addon', async () => {
+  await check('search by meaning: the sentence model is found in @codecall/native-data', async () => {
     const index = new native.ToolIndex()
     index.upsert([
       { name: 'weather:get_forecast', description: 'Get the weather forecast for a city' },
