@@ -2,16 +2,21 @@
 //
 // 1. Assembles this machine's platform package as the release does (`scripts/assemble.mjs`, from
 //    a `bindings-<target>/` folder like the build job uploads) into a copy of npm/.
-// 2. `npm pack`s it and the main package; checks what each tarball holds (no tests, benches,
-//    sources; the platform package exactly its `.node`, worker and manifest).
-// 3. Installs both tarballs into a fresh project outside this checkout and there checks: CommonJS
+// 2. `npm pack`s it, the data package `@codecall/native-data` and the main package; checks what each
+//    tarball holds (no tests, benches, sources; the platform package exactly its `.node`, worker,
+//    README and manifest; the data package its data files, README and manifest).
+// 3. Installs the three tarballs into a fresh project outside this checkout and there checks: CommonJS
 //    and ESM imports, every `exports` subpath, a host tool call with the default isolation (the
 //    worker found inside the installed platform package) and with `thread`, the `codecall` bin,
 //    `tsc --noEmit` of a TypeScript user file under `moduleResolution` node16 and bundler, one
 //    Jest and one Vitest test. Then OpenTelemetry (api.md §10, docs/design/telemetry-plan.md §1):
 //    without `@opentelemetry/api` installed nothing loads it (engine and gateway); a decoy API in
 //    the app's cwd is never loaded; once `npm pack`ed from this checkout's node_modules and
-//    installed, a hand-written TracerProvider receives a `codecall.execute` span.
+//    installed, a hand-written TracerProvider receives a `codecall.execute` span. The sentence model
+//    must be found in the installed data package (no `CODECALL_EMBEDDINGS_PATH` in the environment).
+// 3c. The main package as a release publishes it (`releaseManifest`, this target only), installed
+//    with npm's `--install-strategy=nested` and `=linked` (a pnpm-like store of symlinks): in each,
+//    search by meaning and a process-isolated execution.
 // 4. Prints the tarball sizes (`.package-test/sizes.json`; BENCHMARKS.md records them).
 //
 // Needs `npm run build` first (the release `.node` and worker), or `npm run build:target -- <this
@@ -19,12 +24,13 @@
 // the one packed, and its loader floor (`scripts/platforms/binaries.mjs`: GLIBC_2.17 on Linux gnu) is checked — CI
 // packs that one. `--keep` leaves the project.
 import { execFileSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { PLATFORMS, MODEL, WORKER, assemble, platformFiles } from './assemble.mjs'
+import { DATA_DIR, DATA_FILES, DATA_PACKAGE, MODEL, PLATFORMS, WORKER, assemble, platformFiles, releaseManifest } from './assemble.mjs'
 import { checkBinary } from './platforms/binaries.mjs'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -48,6 +54,15 @@ function run(cmd, args, cwd, options = {}) {
 }
 function assert(condition, message) {
   if (!condition) throw new Error(message)
+}
+/** Every file named `name` under `dir`, symlinks not followed. */
+function filesNamed(dir, name, out = []) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) filesNamed(path, name, out)
+    else if (entry.isFile() && entry.name === name) out.push(path)
+  }
+  return out
 }
 
 // ---- 1. this machine's target and its build output ----------------------------------------------
@@ -87,9 +102,10 @@ function built(file) {
 rmSync(stage, { recursive: true, force: true })
 const artifacts = join(stage, 'artifacts', `bindings-${target}`)
 mkdirSync(artifacts, { recursive: true })
-// The table comes from the source tree, not from the build (assemble copies it).
-for (const file of platformFiles(target).filter((f) => f !== MODEL)) cpSync(built(file), join(artifacts, file))
+for (const file of platformFiles(target)) cpSync(built(file), join(artifacts, file))
 cpSync(join(root, 'npm', platformDir), join(stage, 'npm', platformDir), { recursive: true })
+// The data package's files come from the source tree, not from the build (assemble copies them).
+cpSync(join(root, 'npm', DATA_DIR), join(stage, 'npm', DATA_DIR), { recursive: true })
 const problems = assemble({ artifacts: join(stage, 'artifacts'), npmDir: join(stage, 'npm'), targets: [target] })
 if (problems.length) {
   for (const p of problems) console.error(p)
@@ -97,7 +113,7 @@ if (problems.length) {
 }
 
 console.log(`packing ${fromRelease ? `the release build in ${releaseBuild}` : "`npm run build`'s build"}`)
-for (const file of platformFiles(target).filter((f) => f !== MODEL)) {
+for (const file of platformFiles(target)) {
   check(`loader check of ${file}${fromRelease ? '' : ' (informational: not a release build)'}`, () => {
     const { problems: found, summary } = checkBinary(target, file === WORKER ? 'worker' : 'addon', built(file))
     if (found.length && fromRelease) throw new Error(`${summary}\n${found.join('\n')}`)
@@ -115,6 +131,7 @@ function pack(dir) {
 }
 const main = pack(root)
 const platform = pack(join(stage, 'npm', platformDir))
+const data = pack(join(stage, 'npm', DATA_DIR))
 
 check('main tarball: no tests, benches, sources, binaries or build files', () => {
   const forbidden = main.paths.filter(
@@ -129,9 +146,16 @@ check('main tarball: no tests, benches, sources, binaries or build files', () =>
   assert(missing.length === 0, `missing: ${missing.join(', ')}`)
   return `${main.paths.length} files`
 })
-check('platform tarball: exactly its manifest, README, .node, worker and sentence model', () => {
+check(`platform tarball: exactly its manifest, README, .node${target.includes('windows') ? '' : ' and worker'} (no model); depends on ${DATA_PACKAGE}`, () => {
   const expected = ['README.md', 'package.json', ...platformFiles(target)].sort()
   assert(JSON.stringify([...platform.paths].sort()) === JSON.stringify(expected), `has ${platform.paths.join(', ')}; expected ${expected.join(', ')}`)
+  const manifest = JSON.parse(readFileSync(join(stage, 'npm', platformDir, 'package.json'), 'utf8'))
+  assert(manifest.dependencies?.[DATA_PACKAGE] === pkg.version, `dependencies: ${JSON.stringify(manifest.dependencies)}`)
+})
+check(`data tarball: exactly its manifest, README and ${DATA_FILES.join(', ')}`, () => {
+  const expected = ['README.md', 'package.json', ...DATA_FILES].sort()
+  assert(JSON.stringify([...data.paths].sort()) === JSON.stringify(expected), `has ${data.paths.join(', ')}; expected ${expected.join(', ')}`)
+  assert(data.name === DATA_PACKAGE && data.version === pkg.version, `${data.name}@${data.version}`)
 })
 
 // ---- 3. a fresh project --------------------------------------------------------------------------
@@ -141,7 +165,7 @@ const devVersion = (name) => JSON.parse(readFileSync(join(root, 'node_modules', 
 writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'codecall-user', version: '1.0.0', private: true }, null, 2))
 const tools = ['typescript', 'vitest', 'jest', '@types/node'].map((name) => `${name}@${devVersion(name)}`)
 console.log(`installing into ${project}`)
-run(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', main.tarball, platform.tarball, ...tools], project, {
+run(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', main.tarball, platform.tarball, data.tarball, ...tools], project, {
   stdio: ['ignore', 'inherit', 'inherit'],
 })
 
@@ -184,8 +208,8 @@ ${workersScan}
     await sb.dispose()
   }
   assert.equal(validate('return 1').ok, true)
-  // The sentence model is found inside the installed platform package: no warning, and once the
-  // tools are embedded a query that shares no word with the tool finds it by meaning alone.
+  // The sentence model is found in the installed data package: no warning, and once the tools are
+  // embedded a query that shares no word with the tool finds it by meaning alone.
   const warnings = []
   process.on('warning', (w) => warnings.push(w))
   const { ToolIndex } = require('@codecall/native')
@@ -212,6 +236,11 @@ ${workersScan}
 })().catch((e) => { console.error(e); process.exit(1) })
 `,
 )
+check(`one copy of ${MODEL} in the project, in the installed ${DATA_PACKAGE}`, () => {
+  const copies = filesNamed(join(project, 'node_modules'), MODEL)
+  const want = join(project, 'node_modules', ...DATA_PACKAGE.split('/'), MODEL)
+  assert(copies.length === 1 && copies[0] === want, `copies: ${copies.join(', ') || 'none'}`)
+})
 check('CommonJS: require, both isolations with a host tool call, CodeCall, every subpath', () => {
   // The installed package must find its own table: no override from the caller's environment.
   const { CODECALL_EMBEDDINGS_PATH: _, ...env } = process.env
@@ -494,12 +523,77 @@ check("@opentelemetry/api installed (npm pack of this checkout's copy): a codeca
   return `@opentelemetry/api ${info.version}; spans ${out.trim().split('otel-present ok ').pop()}`
 })
 
+// ---- 3c. the install layouts of npm: nested, linked -------------------------------------------------
+//
+// The main package as a release publishes it, depending on this target's platform package (optional)
+// and on the data package, both served from their tarballs through `overrides`. Nested: every
+// package in its dependent's node_modules; linked: a store under node_modules/.store with symlinks,
+// each package's own dependencies linked beside it, as pnpm does. The addon walks up from its
+// `.node`'s real directory (`model_places`), so the data package must be beside the platform package.
+
+const releaseStage = join(stage, 'release-main')
+mkdirSync(releaseStage, { recursive: true })
+run('tar', ['xzf', main.tarball, '-C', releaseStage])
+const releasePkg = releaseManifest({ ...pkg, napi: { ...pkg.napi, targets: [target] } })
+writeFileSync(join(releaseStage, 'package', 'package.json'), `${JSON.stringify(releasePkg, null, 2)}\n`)
+const releaseMain = pack(join(releaseStage, 'package'))
+writeFileSync(
+  join(stage, 'layout.cjs'),
+  `const assert = require('node:assert/strict')
+const { Sandbox, ToolIndex } = require('@codecall/native')
+;(async () => {
+  const warnings = []
+  process.on('warning', (w) => warnings.push(w))
+  const index = new ToolIndex()
+  index.upsert([{ name: 'weather:get_forecast', description: 'Get the weather forecast for a city' }, { name: 'math:add', description: 'Add two numbers' }])
+  await index.ready()
+  assert.deepEqual(index.search('will it rain tomorrow').map((h) => h.name), ['weather:get_forecast'])
+  await new Promise((r) => setImmediate(r))
+  assert.deepEqual(warnings.filter((w) => w.code === 'CODECALL_NO_EMBEDDINGS').map(String), [])
+  const sb = new Sandbox()
+  assert.equal(sb.isolation, ${JSON.stringify(processIsolation ? 'process' : 'thread')})
+  assert.deepEqual(sb.warnings, [])
+  const r = await sb.execute(${JSON.stringify(script)}, ${host})
+  assert.deepEqual({ status: r.status, result: r.result }, { status: 'ok', result: ['math:add', 10] })
+  await sb.dispose()
+  console.log('layout ok ' + sb.isolation)
+})().catch((e) => { console.error(e); process.exit(1) })
+`,
+)
+for (const strategy of ['nested', 'linked']) {
+  check(`npm --install-strategy=${strategy}: search by meaning and a ${processIsolation ? 'process-isolated' : 'thread'} execution`, () => {
+    const dir = mkdtempSync(join(tmpdir(), `codecall-package-${strategy}-`))
+    try {
+      const overrides = { [platform.name]: `file:${platform.tarball}`, [data.name]: `file:${data.tarball}` }
+      const manifest = { name: 'codecall-user', version: '1.0.0', private: true, dependencies: { [pkg.name]: `file:${releaseMain.tarball}` }, overrides }
+      writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
+      run(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', `--install-strategy=${strategy}`], dir)
+      cpSync(join(stage, 'layout.cjs'), join(dir, 'layout.cjs'))
+      let out
+      try {
+        out = run(process.execPath, ['layout.cjs'], dir, { env: userEnv })
+      } catch (e) {
+        throw new Error(`${e.stdout ?? ''}${e.stderr ?? ''}` || String(e))
+      }
+      assert(out.includes('layout ok'), out)
+      // From the project, as the app resolves it (not from this script: that is the package itself).
+      const fromMain = createRequire(createRequire(join(dir, 'layout.cjs')).resolve(`${pkg.name}/package.json`))
+      const addon = realpathSync(dirname(fromMain.resolve(`${platform.name}/package.json`)))
+      const models = filesNamed(join(dir, 'node_modules'), MODEL).map((p) => relative(dir, p))
+      return `.node in ${relative(dir, addon)}; model at ${models.join(', ')}`
+    } finally {
+      if (!keep) rmSync(dir, { recursive: true, force: true })
+    }
+  })
+}
+
 // ---- 4. sizes ------------------------------------------------------------------------------------
 
 const mb = (n) => `${(n / 1e6).toFixed(2)} MB`
 const sizes = {
   target,
   main: { name: main.name, packed: main.size, unpacked: main.unpackedSize, files: main.entryCount },
+  data: { name: data.name, packed: data.size, unpacked: data.unpackedSize, files: Object.fromEntries(data.files.map((f) => [f.path, f.size])) },
   platform: {
     name: platform.name,
     packed: platform.size,
@@ -512,6 +606,7 @@ console.log(`\n| tarball | packed | unpacked |\n|---|---|---|`)
 console.log(`| ${main.name} | ${mb(main.size)} | ${mb(main.unpackedSize)} |`)
 console.log(`| ${platform.name} | ${mb(platform.size)} | ${mb(platform.unpackedSize)} |`)
 for (const f of platform.files) console.log(`|   ${f.path} | | ${mb(f.size)} |`)
+console.log(`| ${data.name} | ${mb(data.size)} | ${mb(data.unpackedSize)} |`)
 
 if (keep) console.log(`\nproject kept at ${realpathSync(project)}`)
 else rmSync(project, { recursive: true, force: true })
