@@ -250,6 +250,8 @@ describe('saved scripts: stores and options', () => {
     // Another instance's save is seen by the next search, without restarting.
     expect(b.describe({ toolNames: ['saved:adder'] }).tools[0]).toMatchObject({ version: 2 })
     await a.dispose()
+    // Disposed, the store let go of its file: calls fail, the engine says why.
+    await expect(a.scripts!.list()).rejects.toMatchObject({ code: 'TOOL_EXECUTION_ERROR', message: expect.stringMatching(/closed/) })
     await b.dispose()
     const missing = join(dir, 'no-such-folder', 'scripts.db')
     expectInvalidArg(() => new CodeCall({ scripts: { store: missing } }), new RegExp(missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))

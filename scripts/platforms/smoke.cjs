@@ -107,6 +107,30 @@ return [a.name, a.doubled + b.doubled]`
     }
   })
 
+  await check('saved scripts: the compiled-in SQLite store saves to a file and runs a plan by name', async () => {
+    const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'codecall-smoke-'))
+    const store = path.join(dir, 'scripts.db')
+    const host = { callTool: (name, input) => slowHost.callTool(name, input) }
+    try {
+      const a = new native.CodeCall({ scripts: { store } })
+      a.setTools([{ name: 'math:double', description: 'Double a number' }])
+      const saved = await a.scripts.save({ name: 'double-seven', description: 'Double seven', script: plan })
+      expect(saved.name === 'saved:double-seven' && saved.version === 1, JSON.stringify(saved))
+      await a.dispose()
+      // A second engine on the same file (as a second process would) finds and runs it.
+      const b = new native.CodeCall({ scripts: { store } })
+      b.setTools([{ name: 'math:double', description: 'Double a number' }])
+      const r = await b.execute({ scriptName: 'double-seven' }, host)
+      expect(r.status === 'ok' && same(r.result, ['math:double', 14]), JSON.stringify(r))
+      const nested = await b.execute({ script: "return await callTool('saved:double-seven', {})" }, host)
+      expect(nested.status === 'ok', JSON.stringify(nested))
+      await b.dispose()
+      return `${(fs.statSync(store).size / 1024).toFixed(0)} KiB file, v${saved.version}`
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   const seccomp = process.env.CODECALL_SMOKE_SECCOMP || 'on'
   await check('Sandbox, default isolation: a plan awaits host calls; the fences are as expected', async () => {
     const sb = new native.Sandbox()

@@ -260,7 +260,7 @@ function smoke(target, label, command, args, env, seccomp) {
   const report = JSON.parse(readFileSync(reportFile, 'utf8'))
   log(`${label}: Node ${report.node} ${report.platform}-${report.arch}, ${((Date.now() - started) / 1000).toFixed(1)} s`)
   for (const c of report.checks) record(c.ok, `${label}: ${c.name}`, c.ok ? `${c.detail} (${c.ms} ms)` : c.detail)
-  const expected = 7
+  const expected = 8
   if (report.checks.length < expected) record(false, `${label}: ${report.checks.length} of ${expected} checks ran`)
 }
 

@@ -385,6 +385,10 @@ impl CodeCall {
     if let (Some(otel), Ok(Some(q))) = (self.otel(env), self.callback(env, "queue")) {
       telemetry::call(env, &otel, "unwatchQueue", FnArgs::from((q,)));
     }
+    // The store lets go of its file (Windows cannot remove an open one).
+    if let Some(saved) = self.engine()?.saved() {
+      saved.store.close();
+    }
     self.sandbox_mut()?.dispose(env)
   }
 }

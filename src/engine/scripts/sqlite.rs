@@ -45,7 +45,8 @@ const CREATE: &str = "
 const COLUMNS: &str = "name, version, description, script, language, input_schema, tags, code_sha256, created_at";
 
 pub struct SqliteStore {
-  conn: Mutex<Connection>,
+  /// `None` once closed (the engine was disposed: on Windows an open file cannot be removed).
+  conn: Mutex<Option<Connection>>,
   /// This connection's own commits (SQLite's `data_version` counts only the others').
   writes: AtomicU64,
   /// Where it is, for messages.
@@ -93,12 +94,15 @@ impl SqliteStore {
       let _ = conn.execute_batch("ROLLBACK");
       fail(e.to_string())
     })?;
-    Ok(Self { conn: Mutex::new(conn), writes: AtomicU64::new(0), path: path.to_string() })
+    Ok(Self { conn: Mutex::new(Some(conn)), writes: AtomicU64::new(0), path: path.to_string() })
   }
 
   fn with<T>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T, String> {
     let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-    f(&mut conn).map_err(|e| format!("saved-scripts store '{}': {e}", self.path))
+    let Some(conn) = conn.as_mut() else {
+      return Err(format!("saved-scripts store '{}': closed (the CodeCall was disposed)", self.path));
+    };
+    f(conn).map_err(|e| format!("saved-scripts store '{}': {e}", self.path))
   }
 
   fn one(&self, sql: &str, params: impl rusqlite::Params) -> Result<Option<SavedScript>, String> {
@@ -229,6 +233,14 @@ impl Store for SqliteStore {
 
   fn synchronous(&self) -> bool {
     true
+  }
+
+  fn close(&self) {
+    let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(conn) = conn {
+      // A failed close (a statement still open) still lets go of the handle when dropped.
+      drop(conn.close());
+    }
   }
 
   fn stamp(&self) -> Option<u64> {

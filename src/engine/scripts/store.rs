@@ -27,6 +27,8 @@ pub trait Store: Send + Sync + 'static {
   fn synchronous(&self) -> bool {
     false
   }
+  /// The engine was disposed: let go of files and connections; later calls fail.
+  fn close(&self) {}
 }
 
 impl dyn Store {

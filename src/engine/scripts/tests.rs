@@ -75,6 +75,10 @@ fn sqlite_versions_go_up_and_never_back() {
   assert_eq!(now(|d| store.latest("a", d)).unwrap(), None);
   // A removed name's numbers are not handed out again: `saved:a@1` never names two scripts.
   assert_eq!(now(|d| store.put(new_script("a", "return 4"), d)).unwrap().version, 3);
+  store.close();
+  let closed = now(|d| store.list(d)).unwrap_err();
+  assert!(closed.contains("closed"), "{closed}");
+  store.close();
 }
 
 #[test]
