@@ -36,16 +36,18 @@ impl Runner {
     match config.isolation {
       Isolation::Thread => Pool::reporting_to(config, warnings).map(Runner::Thread),
       #[cfg(unix)]
-      Isolation::Process => match super::process::worker_path().and_then(|exe| Ok((exe, super::process::worker_library()?))) {
-        Ok((exe, library)) => ProcessPool::new(config, exe, library, warnings).map(Runner::Process),
-        Err(why) => {
-          warnings
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(format!("isolation 'process' is not available ({why}): scripts run in threads of this process"));
-          Pool::reporting_to(config, warnings).map(Runner::Thread)
+      Isolation::Process => {
+        match super::process::worker_path().and_then(|exe| Ok((exe, super::process::worker_library()?))) {
+          Ok((exe, library)) => ProcessPool::new(config, exe, library, warnings).map(Runner::Process),
+          Err(why) => {
+            warnings
+              .lock()
+              .unwrap_or_else(|p| p.into_inner())
+              .push(format!("isolation 'process' is not available ({why}): scripts run in threads of this process"));
+            Pool::reporting_to(config, warnings).map(Runner::Thread)
+          }
         }
-      },
+      }
       #[cfg(not(unix))]
       Isolation::Process => {
         warnings
