@@ -14,7 +14,7 @@
 // Without --target, every target of package.json `napi.targets` must be there (the release);
 // `npm run test:package` assembles this machine's target alone into a copy of npm/.
 // Exit code 1, with one line per problem, when something is missing.
-import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -41,6 +41,16 @@ export const DATA_PACKAGE = '@codecall/native-data'
 export const DATA_DIR = 'data'
 /** The files the data package ships besides package.json and README.md. */
 export const DATA_FILES = [MODEL]
+
+/** Every file named `name` under `dir`, symlinks not followed (the packaging checks count copies). */
+export function filesNamed(dir, name, out = []) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) filesNamed(path, name, out)
+    else if (entry.isFile() && entry.name === name) out.push(path)
+  }
+  return out
+}
 
 /** The files a target's platform package ships besides package.json and README.md. */
 export function platformFiles(target) {

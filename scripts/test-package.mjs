@@ -24,13 +24,13 @@
 // the one packed, and its loader floor (`scripts/platforms/binaries.mjs`: GLIBC_2.17 on Linux gnu) is checked — CI
 // packs that one. `--keep` leaves the project.
 import { execFileSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { DATA_DIR, DATA_FILES, DATA_PACKAGE, MODEL, PLATFORMS, WORKER, assemble, platformFiles, releaseManifest } from './assemble.mjs'
+import { DATA_DIR, DATA_FILES, DATA_PACKAGE, MODEL, PLATFORMS, WORKER, assemble, filesNamed, platformFiles, releaseManifest } from './assemble.mjs'
 import { checkBinary } from './platforms/binaries.mjs'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -54,15 +54,6 @@ function run(cmd, args, cwd, options = {}) {
 }
 function assert(condition, message) {
   if (!condition) throw new Error(message)
-}
-/** Every file named `name` under `dir`, symlinks not followed. */
-function filesNamed(dir, name, out = []) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) filesNamed(path, name, out)
-    else if (entry.isFile() && entry.name === name) out.push(path)
-  }
-  return out
 }
 
 // ---- 1. this machine's target and its build output ----------------------------------------------

@@ -29,7 +29,7 @@ import { execFileSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative } from 'node:path'
 
-import { DATA_DIR, DATA_FILES, DATA_PACKAGE, MODEL, PLATFORMS, WORKER, assemble, platformFiles, releaseManifest } from '../assemble.mjs'
+import { DATA_DIR, DATA_FILES, DATA_PACKAGE, MODEL, PLATFORMS, WORKER, assemble, filesNamed, platformFiles, releaseManifest } from '../assemble.mjs'
 import { checkBinary } from './binaries.mjs'
 import { ARTIFACTS } from './build-target.mjs'
 import { log, nodeArm64, nodeWin, qemuArm64, root, sh, wine } from './tools.mjs'
@@ -192,15 +192,6 @@ function dataPlaces(dir) {
     if (basename(a) !== 'node_modules') places.push(join(a, 'node_modules', ...DATA_PACKAGE.split('/'), MODEL))
     if (dirname(a) === a) return places
   }
-}
-/** Every file named `name` under `dir`, symlinks not followed. */
-function filesNamed(dir, name, out = []) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) filesNamed(path, name, out)
-    else if (entry.isFile() && entry.name === name) out.push(path)
-  }
-  return out
 }
 
 /** npm's own platform flags for a target. */

@@ -27,6 +27,7 @@ use super::invoke::{Finished, InvokeInput};
 use super::meta::{Meta, MetaNames};
 use super::registry::{Mode, ToolDef};
 use super::scripts::binding::{read_options as read_scripts, store_call, HostStore, StoreChoice};
+use super::scripts::StoreOp;
 use super::scripts::{self, Lineage, Ran, SaveInput, SavedRun, SavedScript, Store};
 use super::telemetry;
 use super::ExecuteScript;
@@ -211,7 +212,7 @@ impl CodeCall {
     let engine = Rc::new(RefCell::new(engine_with_store(&env, &kit, &mut refs, engine, scripts_choice)?));
     let sandbox = Rc::new(RefCell::new(sandbox));
     if engine.borrow().saved().is_some() {
-      let after = after_fn(&env, engine.clone(), sandbox.clone(), save_policy.clone())?;
+      let after = after_fn(&env, engine.clone(), sandbox.clone())?;
       let op = op_fn(&env, engine.clone(), save_policy)?;
       refs.set("after", after)?;
       let store: Option<Unknown> = refs.get("store")?;
@@ -407,12 +408,9 @@ impl CodeCall {
     // brought up to date with the store for the next one (`handle` waits for it instead).
     if self.callback(env, "store")?.is_some() {
       let kit = self.helper(env)?;
-      let listed = self.store_op(env, &kit, "list", Vec::new())?;
-      if let Some(after) = self.callback(env, "after")? {
-        let refreshed = chain(env, &kit, listed, after, "listed", None, None, None)?;
-        let quiet: Fn1<Unknown, Unknown> = kit.get("quiet")?.ok_or_else(|| napi::Error::from_reason("quiet"))?;
-        quiet.call(refreshed)?;
-      }
+      let relisted = self.relisted(env, &kit)?;
+      let quiet: Fn1<Unknown, Unknown> = kit.get("quiet")?.ok_or_else(|| napi::Error::from_reason("quiet"))?;
+      quiet.call(relisted)?;
     }
     let out = self.engine_mut()?.search(&input).map_err(|e| match e {
       EngineError::InvalidArgument(e) => args::invalid_arg(env, e),
@@ -806,15 +804,9 @@ impl CodeCall {
       // A host's store may be async: the index is brought up to date with it first.
       Some(m @ (Meta::Search | Meta::Describe)) if self.callback(env, "store")?.is_some() => {
         let kit = self.helper(env)?;
-        let listed = self.store_op(env, &kit, "list", Vec::new())?;
-        let after = self.callback(env, "after")?.ok_or_else(|| napi::Error::from_reason("after"))?;
-        let chain: Chain = kit.get("chain")?.ok_or_else(|| napi::Error::from_reason("chain"))?;
-        let listed_then =
-          chain.apply(kit, FnArgs::from((listed, after, "listed", ().into_unknown(env)?, None, None)))?;
-        let this_search = matches!(m, Meta::Search);
-        let me = self.handle_after(env, this_search)?;
-        let then: Chain = kit.get("chain")?.ok_or_else(|| napi::Error::from_reason("chain"))?;
-        then.apply(kit, FnArgs::from((listed_then, me, "", input, None, None)))
+        let relisted = self.relisted(env, &kit)?;
+        let answer = self.handle_after(env, matches!(m, Meta::Search))?;
+        chain(env, &kit, relisted, answer, "", Some(input), None, None)
       }
       Some(Meta::Search) => {
         let out = self.search(env, input)?;
@@ -994,7 +986,6 @@ fn after_fn<'env>(
   env: &'env Env,
   engine: Rc<RefCell<Engine>>,
   sandbox: Rc<RefCell<Sandbox>>,
-  _policy: crate::validator::Policy,
 ) -> napi::Result<Unknown<'env>> {
   let f = env.create_function_from_closure::<Unknown, Raw, _>("after", move |ctx: FunctionCallContext| {
     let env: &Env = &*ctx.env;
@@ -1030,19 +1021,18 @@ fn after_fn<'env>(
         }
         "stored" => {
           let script = SavedScript::from_json(&value).map_err(|e| store_error(env, e))?;
+          let result = scripts::save_result(&script.name, script.version);
+          let name = script.name.clone();
           let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
-          let mut all: Vec<SavedScript> = e.saved_scripts().into_iter().filter(|s| s.name != script.name).collect();
-          all.push(script.clone());
-          e.refresh_saved(all, None).map_err(|e| napi::Error::from_reason(e.to_string()))?;
-          json_to_js(env, &scripts::save_result(&script.name, script.version))
+          e.saved_changed(&name, Some(script)).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+          json_to_js(env, &result)
         }
         "removed" => {
           let removed = value == Value::Bool(true);
           let name: Option<String> = ctx.get(2)?;
           if let Some(name) = name {
             let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
-            let keep: Vec<SavedScript> = e.saved_scripts().into_iter().filter(|s| s.name != name).collect();
-            e.refresh_saved(keep, None).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+            e.saved_changed(&name, None).map_err(|e| napi::Error::from_reason(e.to_string()))?;
           }
           removed.into_unknown(env)
         }
@@ -1110,26 +1100,26 @@ fn op_fn<'env>(
       };
       match method.as_str() {
         "list" => {
-          let p = store_call(env, &kit, host_store, &rust_store, "list", Vec::new())?;
+          let p = store_call(&kit, host_store, &rust_store, StoreOp::List)?;
           chain(env, &kit, p, after, "listed", None, None, None)
         }
         "get" => {
           let name = name_arg("scripts.get(name, version?)")?;
-          let (m, args_v) = match arg.get(1) {
-            None | Some(Value::Null) => ("latest", vec![Value::from(name)]),
+          let version = match arg.get(1) {
+            None | Some(Value::Null) => None,
             Some(v) => match v.as_f64().filter(|n| n.is_finite() && *n >= 1.0 && n.fract() == 0.0) {
-              Some(n) => ("get", vec![Value::from(name), Value::from(n as u64)]),
+              Some(n) => Some(n as u64),
               None => {
                 return Err(args::invalid_arg(env, "scripts.get(name, version?): version must be a positive integer"))
               }
             },
           };
-          let p = store_call(env, &kit, host_store, &rust_store, m, args_v)?;
+          let p = store_call(&kit, host_store, &rust_store, StoreOp::fetch(&name, version))?;
           chain(env, &kit, p, after, "got", None, None, None)
         }
         "remove" => {
           let name = name_arg("scripts.remove(name)")?;
-          let p = store_call(env, &kit, host_store, &rust_store, "remove", vec![Value::from(name.clone())])?;
+          let p = store_call(&kit, host_store, &rust_store, StoreOp::Remove(name.clone()))?;
           let extra = env.create_string(&name)?.to_unknown();
           chain(env, &kit, p, after, "removed", Some(extra), None, None)
         }
@@ -1172,7 +1162,7 @@ fn save_prepared<'env>(
       return fail.apply(kit, FnArgs::from((code.as_str(), message, location)));
     }
   };
-  let p = store_call(env, kit, host_store, store, "put", vec![script.to_json()])?;
+  let p = store_call(kit, host_store, store, StoreOp::Put(script))?;
   chain(env, kit, p, after, "stored", None, None, None)
 }
 
@@ -1220,11 +1210,7 @@ fn launch_plan<'env>(
     (ExecuteScript::Inline(s), _) => (s, Vec::new(), None),
     (ExecuteScript::Saved(wanted), None) => {
       let (rust_store, host_store) = store_parts(engine_rc, &store)?;
-      let (method, a) = match wanted.version {
-        Some(v) => ("get", vec![Value::from(wanted.name.clone()), Value::from(v)]),
-        None => ("latest", vec![Value::from(wanted.name.clone())]),
-      };
-      let p = store_call(env, kit, host_store, &rust_store, method, a)?;
+      let p = store_call(kit, host_store, &rust_store, StoreOp::fetch(&wanted.name, wanted.version))?;
       let after = after.ok_or_else(|| napi::Error::from_reason("after"))?;
       let extra = env.create_string(&input_json)?.to_unknown();
       return chain(env, kit, p, after, "ran", Some(extra), host_object.map(|h| h.to_unknown()), run);
@@ -1311,17 +1297,14 @@ fn launch_plan<'env>(
 }
 
 impl CodeCall {
-  /// A store operation on Node's thread, as a promise of its answer's JSON.
-  fn store_op<'env>(
-    &self,
-    env: &'env Env,
-    kit: &Object<'env>,
-    method: &str,
-    a: Vec<Value>,
-  ) -> napi::Result<Unknown<'env>> {
+  /// The index brought up to date with a host's store: a promise of its list, once the index
+  /// holds it.
+  fn relisted<'env>(&self, env: &'env Env, kit: &Object<'env>) -> napi::Result<Unknown<'env>> {
     let store = self.callback(env, "store")?.map(|s| Object::from_raw(env.raw(), s.raw()));
     let (rust_store, host_store) = store_parts(&self.engine, &store)?;
-    store_call(env, kit, host_store, &rust_store, method, a)
+    let listed = store_call(kit, host_store, &rust_store, StoreOp::List)?;
+    let after = self.callback(env, "after")?.ok_or_else(|| napi::Error::from_reason("after"))?;
+    chain(env, kit, listed, after, "listed", None, None, None)
   }
 
   /// search / describe once the index caught up with a host's store: `(kind, _, input)`.

@@ -192,18 +192,18 @@ impl Engine {
     if stamp.is_some() && stamp == saved.stamp {
       return;
     }
-    let slot: Arc<std::sync::Mutex<Option<Listed>>> = Arc::default();
-    let put = slot.clone();
-    saved.store.list(Box::new(move |r| *put.lock().unwrap_or_else(|p| p.into_inner()) = Some(r)));
-    let listed = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
-    if let Some(Ok(list)) = listed {
+    if let Some(Ok(list)) = scripts::answer_now(|done| saved.store.list(done)) {
       let _ = self.refresh_saved(list, stamp);
     }
   }
 
-  /// The saved scripts as indexed (each name's latest version when last read).
-  pub fn saved_scripts(&self) -> Vec<SavedScript> {
-    self.saved.as_ref().map(|s| s.defs.values().map(|(s, _)| s.clone()).collect()).unwrap_or_default()
+  /// One name's latest version is now `latest` (`None`: removed), as this engine's own save or
+  /// remove learned; the store is listed again on the next search.
+  pub fn saved_changed(&mut self, name: &str, latest: Option<SavedScript>) -> Result<(), IndexError> {
+    let Some(saved) = self.saved.as_ref() else { return Ok(()) };
+    let mut all: Vec<SavedScript> = saved.defs.values().map(|(s, _)| s).filter(|s| s.name != name).cloned().collect();
+    all.extend(latest);
+    self.refresh_saved(all, None)
   }
 
   /// A saved script's index entry, if indexed.
@@ -630,9 +630,6 @@ impl Engine {
     Ok(())
   }
 }
-
-/// What a store's `list` answered.
-type Listed = Result<Vec<SavedScript>, String>;
 
 /// What `codecall:execute` runs: the script it was given, or a saved one (§11).
 #[derive(Debug, Clone, PartialEq)]

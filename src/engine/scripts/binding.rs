@@ -16,7 +16,7 @@ use napi::threadsafe_function::{ThreadsafeCallContext, ThreadsafeFunction, Threa
 use napi::{Env, JsValue, ValueType};
 use serde_json::Value;
 
-use super::store::{Answer, Store};
+use super::store::{answer_now, Answer, Store, StoreOp};
 use super::{NewScript, SavedScript, ScriptsSettings, SqliteStore};
 use crate::common::args::{self, object_arg, present};
 
@@ -141,11 +141,11 @@ impl HostStore {
     Ok(Self { caller, waiting, next: AtomicU64::new(0) })
   }
 
-  fn ask(&self, method: &str, args: Value, done: Waiting) {
+  fn ask(&self, op: StoreOp, done: Waiting) {
     let token = self.next.fetch_add(1, Ordering::Relaxed) + 1;
     self.waiting.lock().unwrap_or_else(|p| p.into_inner()).insert(token, done);
-    let status =
-      self.caller.call((method.to_string(), args.to_string(), token), ThreadsafeFunctionCallMode::NonBlocking);
+    let call = (op.method().to_string(), op.args().to_string(), token);
+    let status = self.caller.call(call, ThreadsafeFunctionCallMode::NonBlocking);
     if status != napi::Status::Ok {
       if let Some(done) = self.waiting.lock().unwrap_or_else(|p| p.into_inner()).remove(&token) {
         done(Err("Node's thread cannot be reached".into()));
@@ -169,29 +169,23 @@ fn script_answer(json: Result<Option<String>, String>) -> Result<Option<SavedScr
 
 impl Store for HostStore {
   fn latest(&self, name: &str, done: Answer<Option<SavedScript>>) {
-    self.ask("latest", Value::from(vec![Value::from(name)]), Box::new(move |r| done(script_answer(r))));
+    self.ask(StoreOp::Latest(name.into()), Box::new(move |r| done(script_answer(r))));
   }
 
   fn get(&self, name: &str, version: u64, done: Answer<Option<SavedScript>>) {
-    self.ask(
-      "get",
-      Value::from(vec![Value::from(name), Value::from(version)]),
-      Box::new(move |r| done(script_answer(r))),
-    );
+    self.ask(StoreOp::Get(name.into(), version), Box::new(move |r| done(script_answer(r))));
   }
 
   fn put(&self, script: NewScript, done: Answer<SavedScript>) {
     self.ask(
-      "put",
-      Value::from(vec![script.to_json()]),
+      StoreOp::Put(script),
       Box::new(move |r| done(script_answer(r).and_then(|s| s.ok_or_else(|| "put answered nothing".to_string())))),
     );
   }
 
   fn list(&self, done: Answer<Vec<SavedScript>>) {
     self.ask(
-      "list",
-      Value::Array(Vec::new()),
+      StoreOp::List,
       Box::new(move |r| {
         done(r.and_then(|json| {
           let v: Value =
@@ -204,11 +198,7 @@ impl Store for HostStore {
   }
 
   fn remove(&self, name: &str, done: Answer<bool>) {
-    self.ask(
-      "remove",
-      Value::from(vec![Value::from(name)]),
-      Box::new(move |r| done(r.map(|json| json.as_deref() == Some("true")))),
-    );
+    self.ask(StoreOp::Remove(name.into()), Box::new(move |r| done(r.map(|json| json.as_deref() == Some("true")))));
   }
 }
 
@@ -216,72 +206,30 @@ impl Store for HostStore {
 /// nothing). `host_store` is the host's store object when there is one; else `store` (SQLite)
 /// answers at once.
 pub fn store_call<'env>(
-  _env: &'env Env,
   kit: &Object<'env>,
   host_store: Option<Object<'env>>,
   store: &Arc<dyn Store>,
-  method: &str,
-  args: Vec<Value>,
+  op: StoreOp,
 ) -> napi::Result<Unknown<'env>> {
   if let Some(host_store) = host_store {
     let call: Function<FnArgs<(Object, &str, String)>, Unknown> =
       kit.get("storeCall")?.ok_or_else(|| napi::Error::from_reason("storeCall"))?;
-    return call.apply(kit, FnArgs::from((host_store, method, Value::Array(args).to_string())));
+    return call.apply(kit, FnArgs::from((host_store, op.method(), op.args().to_string())));
   }
-  let slot: Arc<Mutex<Option<JsonAnswer>>> = Arc::default();
-  let put = slot.clone();
-  let fill = move |r: Result<Option<String>, String>| *put.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
-  let name = args.first().and_then(Value::as_str).unwrap_or_default().to_string();
-  match method {
-    "latest" => store.latest(&name, Box::new(move |r| fill(r.map(|s| s.map(|s| s.to_json().to_string()))))),
-    "get" => {
-      let version = args.get(1).and_then(Value::as_u64).unwrap_or(0);
-      store.get(&name, version, Box::new(move |r| fill(r.map(|s| s.map(|s| s.to_json().to_string())))))
-    }
-    "put" => match args.first().map(new_script) {
-      Some(Ok(script)) => store.put(script, Box::new(move |r| fill(r.map(|s| Some(s.to_json().to_string()))))),
-      _ => fill(Err("put needs a script".into())),
-    },
-    "list" => store.list(Box::new(move |r| {
-      fill(r.map(|list| Some(Value::Array(list.iter().map(SavedScript::to_json).collect()).to_string())))
-    })),
-    "remove" => store.remove(&name, Box::new(move |r| fill(r.map(|b| Some(b.to_string()))))),
-    _ => fill(Err(format!("no store method '{method}'"))),
-  }
-  let answer = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
-  match answer {
+  match answer_now(|done| op.run(&**store, done)) {
     Some(Ok(json)) => {
       let resolve: Function<Option<String>, Unknown> =
         kit.get("resolve")?.ok_or_else(|| napi::Error::from_reason("resolve"))?;
       resolve.call(json)
     }
-    Some(Err(why)) => {
+    failed => {
+      let why = match failed {
+        Some(Err(why)) => why,
+        _ => "the store did not answer".into(),
+      };
       let failed: Function<String, Unknown> =
         kit.get("storeFailed")?.ok_or_else(|| napi::Error::from_reason("storeFailed"))?;
       failed.call(why)
     }
-    None => {
-      let failed: Function<String, Unknown> =
-        kit.get("storeFailed")?.ok_or_else(|| napi::Error::from_reason("storeFailed"))?;
-      failed.call("the store did not answer".into())
-    }
   }
-}
-
-/// A `NewScript` back from its JSON (the SQLite path's `put` argument).
-fn new_script(v: &Value) -> Result<NewScript, String> {
-  let mut with_version = v.clone();
-  if let Value::Object(o) = &mut with_version {
-    o.insert("version".into(), Value::from(1));
-  }
-  let s = SavedScript::from_json(&with_version)?;
-  Ok(NewScript {
-    name: s.name,
-    description: s.description,
-    script: s.script,
-    language: s.language,
-    input_schema: s.input_schema,
-    tags: s.tags,
-    code_sha256: s.code_sha256,
-  })
 }

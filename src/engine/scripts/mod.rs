@@ -29,7 +29,7 @@ pub use history::{History, Ran};
 pub use nested::{Lineage, SavedCtx, SavedRun};
 pub use save::{save_result, SaveInput, SaveRefusal};
 pub use sqlite::SqliteStore;
-pub use store::Store;
+pub use store::{answer_now, Store, StoreOp};
 
 use crate::validator::Language;
 
@@ -83,17 +83,16 @@ impl SavedScript {
   }
 
   pub fn to_json(&self) -> Value {
-    let mut o = Map::new();
-    o.insert("name".into(), Value::String(self.name.clone()));
+    let mut o = script_fields(
+      &self.name,
+      &self.description,
+      &self.script,
+      self.language,
+      self.input_schema.as_ref(),
+      &self.tags,
+      &self.code_sha256,
+    );
     o.insert("version".into(), json!(self.version));
-    o.insert("description".into(), Value::String(self.description.clone()));
-    o.insert("script".into(), Value::String(self.script.clone()));
-    o.insert("language".into(), Value::String(language_name(self.language).into()));
-    if let Some(s) = &self.input_schema {
-      o.insert("inputSchema".into(), s.clone());
-    }
-    o.insert("tags".into(), Value::Array(self.tags.iter().cloned().map(Value::String).collect()));
-    o.insert("codeSha256".into(), Value::String(self.code_sha256.clone()));
     o.insert("createdAt".into(), Value::String(self.created_at.clone()));
     Value::Object(o)
   }
@@ -170,18 +169,39 @@ impl SavedScript {
 
 impl NewScript {
   pub fn to_json(&self) -> Value {
-    let mut o = Map::new();
-    o.insert("name".into(), Value::String(self.name.clone()));
-    o.insert("description".into(), Value::String(self.description.clone()));
-    o.insert("script".into(), Value::String(self.script.clone()));
-    o.insert("language".into(), Value::String(language_name(self.language).into()));
-    if let Some(s) = &self.input_schema {
-      o.insert("inputSchema".into(), s.clone());
-    }
-    o.insert("tags".into(), Value::Array(self.tags.iter().cloned().map(Value::String).collect()));
-    o.insert("codeSha256".into(), Value::String(self.code_sha256.clone()));
-    Value::Object(o)
+    Value::Object(script_fields(
+      &self.name,
+      &self.description,
+      &self.script,
+      self.language,
+      self.input_schema.as_ref(),
+      &self.tags,
+      &self.code_sha256,
+    ))
   }
+}
+
+/// The fields a saved script and a save share, as §11's JSON.
+fn script_fields(
+  name: &str,
+  description: &str,
+  script: &str,
+  language: Language,
+  input_schema: Option<&Value>,
+  tags: &[String],
+  code_sha256: &str,
+) -> Map<String, Value> {
+  let mut o = Map::new();
+  o.insert("name".into(), Value::String(name.into()));
+  o.insert("description".into(), Value::String(description.into()));
+  o.insert("script".into(), Value::String(script.into()));
+  o.insert("language".into(), Value::String(language_name(language).into()));
+  if let Some(s) = input_schema {
+    o.insert("inputSchema".into(), s.clone());
+  }
+  o.insert("tags".into(), Value::Array(tags.iter().cloned().map(Value::String).collect()));
+  o.insert("codeSha256".into(), Value::String(code_sha256.into()));
+  o
 }
 
 pub fn language_name(l: Language) -> &'static str {

@@ -1,12 +1,12 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::type_complexity)]
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::json;
 
 use super::history::{History, Ran};
 use super::save::{SaveInput, SaveRefusal, SaveSource};
-use super::store::{Answer, Store};
+use super::store::{answer_now, Answer, Store};
 use super::*;
 use crate::common::ErrorCode;
 use crate::validator::{Language, Policy};
@@ -25,11 +25,7 @@ fn new_script(name: &str, script: &str) -> NewScript {
 
 /// Runs a store method whose answer arrives before it returns (SQLite).
 fn now<T: Send + 'static>(f: impl FnOnce(Answer<T>)) -> Result<T, String> {
-  let slot: Arc<Mutex<Option<Result<T, String>>>> = Arc::default();
-  let put = slot.clone();
-  f(Box::new(move |r| *put.lock().unwrap() = Some(r)));
-  let out = slot.lock().unwrap().take();
-  out.expect("the SQLite store answers before it returns")
+  answer_now(f).expect("the SQLite store answers before it returns")
 }
 
 #[test]
