@@ -10,6 +10,7 @@
 //   CODECALL_WORKER_PATH=artifacts/bindings-x86_64-unknown-linux-gnu/codecall-worker \
 //     node bench/stuck-builtins.mjs        # another build, e.g. one from before the fix
 //   node bench/stuck-builtins.mjs --cost   # what the polls cost the same builtins when they finish
+//   ONLY='in a loop' node bench/stuck-builtins.mjs   # only the cases whose name matches
 //
 // Linux only (/proc). Numbers in BENCHMARKS.md "Long builtins after the deadline".
 import { execFileSync } from 'node:child_process'
@@ -45,7 +46,10 @@ function cpuSeconds() {
   return ticks * TICK
 }
 
-// [name, script, timeoutMs]: sorts need their input built first (in bytecode, which polls), so
+/** Options of the cases that loop. */
+const LOOPS = { allowLoops: true, maxIterations: 1e12 }
+
+// [name, script, timeoutMs, options?]: sorts need their input built first (in bytecode, which polls), so
 // their deadline falls after that, inside the sort.
 const CASES = [
   ['sparse join', "return new Array(1e9).join('')", TIMEOUT_MS],
@@ -59,6 +63,16 @@ const CASES = [
   ['Proxy ownKeys of 3e5 keys', "const k = Object.keys(Array(3e5).fill(0)); return Reflect.ownKeys(new Proxy({}, { ownKeys: () => k })).length", TIMEOUT_MS],
   ['RegExp of 4e5 alternatives', "return String(new RegExp('(?:' + 'ab|'.repeat(4e5) + 'c)')).length", TIMEOUT_MS],
   ['join, repeated (ms a step)', "const a = Array(1e3).fill('x'.repeat(1e4)); return Array.from({ length: 1e5 }, () => a.join('').length).length", TIMEOUT_MS],
+  // Issue 40: loops whose every step is a builtin that takes about a millisecond and charges
+  // nothing (it allocates nothing, or walks a chain): without the forced poll at the deadline, each
+  // is one bytecode branch of the 10 000 between two polls, so the loop runs 10–40 s past its deadline.
+  ['trim, in a loop (allocates nothing)', "const s = ' '.repeat(4e6) + 'x' + ' '.repeat(4e6); for (;;) s.trim()", TIMEOUT_MS, LOOPS],
+  ['join of empty strings, in a loop', "const a = Array(1e6).fill(''); for (;;) a.join('')", TIMEOUT_MS, LOOPS],
+  ['flat of empty arrays, in a loop', 'const a = Array.from({ length: 3e5 }, () => []); for (;;) a.flat()', TIMEOUT_MS, LOOPS],
+  ['a 4 MB string as a property key, in a loop', "const k = 'k'.repeat(4e6), o = {}; for (;;) o[k]", TIMEOUT_MS, LOOPS],
+  ['prototype chain of 2e5, in a loop', 'let p = {}; for (let i = 0; i < 2e5; i++) p = Object.create(p); for (;;) p.x', TIMEOUT_MS, LOOPS],
+  ['Proxy chain of 500, in a loop', 'let p = {}; for (let i = 0; i < 500; i++) p = new Proxy(p, {}); for (;;) p.x', TIMEOUT_MS, LOOPS],
+  ['bound-function chain of 500, in a loop', 'let f = () => 0; for (let i = 0; i < 500; i++) f = f.bind(null); for (;;) f()', TIMEOUT_MS, LOOPS],
 ]
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -66,8 +80,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 /** One case in this process: a stuck builtin of an old build would go on burning CPU through the
  * next case's window, so the parent runs each case in a fresh process. */
 async function one(isolation, index) {
-  const [name, script, timeoutMs] = CASES[index]
-  const sb = new Sandbox({ isolation, poolSize: 1, timeoutMs: 10_000, memoryLimitBytes: 512 << 20, queueTimeoutMs: 30_000 })
+  const [name, script, timeoutMs, options] = CASES[index]
+  const sb = new Sandbox({ isolation, poolSize: 1, timeoutMs: 10_000, memoryLimitBytes: 512 << 20, queueTimeoutMs: 30_000, ...options })
   await sb.execute('return 1') // the slot's thread or worker is up
   // A neighbour parked on a host tool on the same thread or worker while the script runs.
   const parkedHost = { callTool: () => new Promise((r) => setTimeout(() => r(1), 150)) }
@@ -128,6 +142,7 @@ if (process.argv[2] === '--one') {
 const rows = []
 for (const isolation of ['thread', 'process']) {
   for (let i = 0; i < CASES.length; i++) {
+    if (process.env.ONLY && !new RegExp(process.env.ONLY).test(CASES[i][0])) continue
     const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--one', isolation, String(i)], { encoding: 'utf8', timeout: WINDOW_MS + 60_000 })
     rows.push(JSON.parse(out))
   }

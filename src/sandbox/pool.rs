@@ -49,6 +49,11 @@ const REPORT_GRACE: Duration = Duration::from_millis(40);
 /// interrupt stops bytecode within microseconds and the patched builtins within milliseconds, so
 /// a thread still busy by then is in native code that does not poll.
 const STUCK_AFTER: Duration = Duration::from_millis(100);
+/// How often, after a deadline, the request that the stopped execution's next poll happen now is
+/// repeated while it still runs (a request can be lost to the running thread's own decrement of
+/// the counter, in a window of one instruction), and for how long.
+const REPOLL_EVERY: Duration = Duration::from_millis(5);
+const REPOLL_FOR: Duration = Duration::from_secs(2);
 /// Spare threads a worker process starts up front, for the threads it may have to set aside.
 pub const RESERVE: usize = 4;
 
@@ -729,6 +734,8 @@ enum Timer {
   Report,
   /// `STUCK_AFTER` past the deadline: is a thread still running it?
   Stuck,
+  /// After the deadline: ask again for the running execution's next poll (`REPOLL_EVERY`).
+  Repoll,
 }
 
 #[derive(Default)]
@@ -793,7 +800,7 @@ fn watchdog_loop(inner: Weak<Inner>) {
     };
     for (timer, shared) in due {
       let shared = &shared;
-      if shared.is_completed() && timer != Timer::Stuck {
+      if shared.is_completed() && !matches!(timer, Timer::Stuck | Timer::Repoll) {
         continue;
       }
       match timer {
@@ -809,13 +816,22 @@ fn watchdog_loop(inner: Weak<Inner>) {
             None => pool.watchdog.add(now + HOLD_RECHECK, Timer::Deadline, shared.clone()),
             Some(deadline) if deadline > now => pool.watchdog.add(deadline, Timer::Deadline, shared.clone()),
             Some(_) => {
+              // Also makes its next poll happen now (`Shared::force_poll`).
               shared.request_stop(Stop::Timeout);
               stop_execution(&pool, shared);
               pool.watchdog.add(now + STUCK_AFTER, Timer::Stuck, shared.clone());
+              pool.watchdog.add(now + REPOLL_EVERY, Timer::Repoll, shared.clone());
             }
           }
         }
         Timer::Report => shared.report_stop(),
+        Timer::Repoll => {
+          // Until its runtime is gone (`force_poll` finds no context), for a bounded time.
+          let past = shared.effective_deadline().map(|d| Instant::now().saturating_duration_since(d));
+          if shared.force_poll() && past.is_some_and(|p| p < REPOLL_FOR) {
+            pool.watchdog.add(Instant::now() + REPOLL_EVERY, Timer::Repoll, shared.clone());
+          }
+        }
         // The periodic look below covers it.
         Timer::Stuck => {}
       }

@@ -1,9 +1,12 @@
 //! What an execution's worker, the watchdog and the host side share: the one-time completion and
 //! the reason to stop. Whoever completes first wins; later completions are dropped.
 
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+use rquickjs::qjs;
 
 use super::bridge::Host;
 use super::outcome::{Completed, Outcome, Stats};
@@ -45,6 +48,31 @@ impl Stop {
 /// Asks the worker that runs an execution to stop it (returns false if that worker is gone).
 pub(crate) type StopLink = Box<dyn Fn() -> bool + Send + Sync>;
 
+extern "C" {
+  fn JS_RequestInterrupt(ctx: *mut qjs::JSContext);
+}
+
+/// The vendored QuickJS's `JS_RequestInterrupt` (`vendor/rquickjs-sys/CODECALL-PATCHES.md`): sets
+/// the context's interrupt counter to 0 with a relaxed atomic store, so the next poll of the thread
+/// running it calls the interrupt handler.
+///
+/// # Safety
+/// `ctx` must be alive; any thread may call this.
+pub(crate) unsafe fn request_interrupt(ctx: NonNull<qjs::JSContext>) {
+  // SAFETY: the caller keeps `ctx` alive; the function does one relaxed atomic store into it.
+  unsafe { JS_RequestInterrupt(ctx.as_ptr()) }
+}
+
+/// The QuickJS context an execution runs in, while it is alive: where a request to stop makes the
+/// next poll happen now (issue 40: the deadline seen within one native step, not 10 000 branches).
+struct PollTarget(NonNull<qjs::JSContext>);
+
+// SAFETY: the pointer is only passed to `JS_RequestInterrupt`, which does one relaxed atomic store
+// into the context (the running thread reads and writes that field with relaxed atomics too), and
+// only under `Shared::poll`'s lock; the execution clears it under the same lock before its runtime
+// is freed (`Execution`'s `Drop`), so no store reaches freed memory.
+unsafe impl Send for PollTarget {}
+
 /// Passes a hold (`true`) or its release (`false`) on to the worker process that runs the
 /// execution, whose own clock must stand still too.
 pub(crate) type HoldLink = Box<dyn Fn(bool) + Send + Sync>;
@@ -77,6 +105,8 @@ pub struct Shared {
   holds: Mutex<Holds>,
   /// Where holds go besides this clock (the process pool's worker), once started.
   pub(crate) hold_link: Mutex<Option<HoldLink>>,
+  /// The execution's QuickJS context while it exists (see [`Shared::force_poll`]).
+  poll: Mutex<Option<PollTarget>>,
 }
 
 impl Shared {
@@ -94,6 +124,35 @@ impl Shared {
       link: Mutex::new(None),
       holds: Mutex::new(Holds::default()),
       hold_link: Mutex::new(None),
+      poll: Mutex::new(None),
+    }
+  }
+
+  /// Records the context this execution runs in, until [`Shared::disarm_poll`].
+  ///
+  /// # Safety
+  /// `ctx` must stay alive until `disarm_poll` is called.
+  pub(crate) unsafe fn arm_poll(&self, ctx: NonNull<qjs::JSContext>) {
+    *lock(&self.poll) = Some(PollTarget(ctx));
+  }
+
+  /// Forgets the context: called before it is freed. Waits for a [`Shared::force_poll`] under way.
+  pub(crate) fn disarm_poll(&self) {
+    lock(&self.poll).take();
+  }
+
+  /// Makes the thread running this execution call its interrupt handler at its next poll — the next
+  /// bytecode branch, call or polling builtin — instead of after up to 10 000 branches, each of which
+  /// may be a long builtin. Returns whether a context was there to poke.
+  pub(crate) fn force_poll(&self) -> bool {
+    let target = lock(&self.poll);
+    match target.as_ref() {
+      Some(t) => {
+        // SAFETY: see `PollTarget`: the context is alive while it is recorded, and we hold the lock.
+        unsafe { request_interrupt(t.0) };
+        true
+      }
+      None => false,
     }
   }
 
@@ -181,7 +240,11 @@ impl Shared {
 
   /// Records a reason to stop; the first reason wins. Returns whether this call set it.
   pub fn request_stop(&self, reason: Stop) -> bool {
-    self.stop.compare_exchange(Stop::Running as u8, reason as u8, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    let set =
+      self.stop.compare_exchange(Stop::Running as u8, reason as u8, Ordering::AcqRel, Ordering::Acquire).is_ok();
+    // The handler sees the reason at its next poll: make that poll now.
+    self.force_poll();
+    set
   }
 
   pub fn is_completed(&self) -> bool {

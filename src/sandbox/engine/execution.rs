@@ -105,6 +105,8 @@ pub struct Execution {
 
 impl Drop for Execution {
   fn drop(&mut self) {
+    // Before the context is freed: no request to stop may reach it after this.
+    self.state.borrow().shared.disarm_poll();
     // Persistent handles first: none may outlive the runtime.
     self.state.borrow_mut().pending.clear();
     self.promise = None;
@@ -234,11 +236,15 @@ impl Execution {
   /// stack top it recorded, which must be this thread's (rquickjs does this only with its
   /// `parallel` feature). Called before any JS of the slice runs, from the slice's outermost frame.
   pub fn enter_thread(&self) {
+    let shared = self.state.borrow().shared.clone();
     self.spare.context.with(|ctx| {
       // SAFETY: `ctx` is a live context of this execution's runtime, used on this thread only
       // (see the pool's `Movable`); `JS_GetRuntime` reads its runtime pointer, and
       // `JS_UpdateStackTop` only stores the current stack pointer and the limit derived from it.
       unsafe { qjs::JS_UpdateStackTop(qjs::JS_GetRuntime(ctx.as_raw().as_ptr())) }
+      // SAFETY: the context lives as long as this execution's spare; `Drop for Execution` disarms
+      // it before the spare (context, then runtime) is dropped.
+      unsafe { shared.arm_poll(ctx.as_raw()) };
     });
   }
 
@@ -700,7 +706,15 @@ fn failure_record<'js>(
 fn too_large(ctx: &Ctx<'_>, state: &Rc<RefCell<State>>, what: String) -> rquickjs::Error {
   // The first message too large is the one reported.
   let _ = state.borrow().too_large.set(what);
+  request_poll(ctx);
   Exception::throw_internal(ctx, "Message too large")
+}
+
+/// Makes this context's next poll call the interrupt handler (which now says stop), instead of
+/// after up to 10 000 more branches: the script may catch the error thrown here and go on.
+fn request_poll(ctx: &Ctx<'_>) {
+  // SAFETY: `ctx` is the live context this native function was called in, on its own thread.
+  unsafe { crate::sandbox::shared::request_interrupt(ctx.as_raw()) }
 }
 
 /// `what` is `size` bytes: more than one message may carry? Then the text that says so.
@@ -973,6 +987,7 @@ fn make_tick<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Resul
     iterations.set(n);
     if n > limit {
       exceeded.set(true);
+      request_poll(&ctx);
       return Err(Exception::throw_internal(&ctx, &format!("Iteration limit of {limit} exceeded (maxIterations)")));
     }
     Ok(())

@@ -554,6 +554,10 @@ fn spawn_proc(inner: &Arc<Inner>, proc: &Arc<Proc>) {
     .stdin(Stdio::piped())
     .stdout(Stdio::piped())
     .stderr(if std::env::var_os("CODECALL_WORKER_STDERR").is_some() { Stdio::inherit() } else { Stdio::null() });
+  // Read when the worker starts: a worker started before the host changed `TZ` keeps the old zone.
+  if let Some(tz) = std::env::var_os(super::worker::ENV_TZ) {
+    command.env(super::worker::ENV_TZ, tz);
+  }
   let spawned = command.spawn().map_err(|e| e.to_string()).and_then(|mut child| {
     let stdin = child.stdin.take().ok_or("no stdin pipe")?;
     let stdout = child.stdout.take().ok_or("no stdout pipe")?;

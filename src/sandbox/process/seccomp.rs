@@ -98,6 +98,33 @@ pub fn limit_malloc_arenas() {
   }
 }
 
+/// Loads, before the filter goes in, what the C library reads lazily the first time a builtin asks
+/// for it (issue 40). Local time: QuickJS's `getTimezoneOffset` (every local-time `Date` method,
+/// `Date.parse` of a local time, `toString`, `toLocaleString`) calls `localtime_r`, whose first call
+/// opens and reads the zone file — `TZ` as the host has it (`ENV_TZ`), else `/etc/localtime` — and
+/// caches it for the life of the process (glibc's `tzset_internal(0)`, musl's `do_tzset` while `TZ`
+/// is unchanged). Under the filter that `openat` killed the worker with `SIGSYS`. QuickJS reaches no
+/// other lazy libc state: its random seed is the clock, and it formats numbers, dates and locales
+/// itself (no `setlocale`, `strftime`, `mktime`, `qsort`); Rust's thread-local hash seeds come from
+/// `getrandom`, which the filter allows. `__test__/security/confined-builtins.spec.ts` calls every
+/// builtin method in a confined worker.
+pub fn warm_libc() {
+  #[cfg(unix)]
+  extern "C" {
+    // POSIX (<time.h>); the `libc` crate does not declare it.
+    fn tzset();
+  }
+  #[cfg(unix)]
+  // SAFETY: `tzset` takes nothing; `time(NULL)` writes nothing; `localtime_r` writes only into the
+  // local `tm`, which lives across the call. Each is thread-safe, and no other thread runs yet.
+  unsafe {
+    tzset();
+    let now = libc::time(std::ptr::null_mut());
+    let mut tm: libc::tm = std::mem::zeroed();
+    libc::localtime_r(&now, &mut tm);
+  }
+}
+
 /// Why the filter is not in. The worker reports it (as text) in its `Ready` frame; the host then
 /// warns that its workers run without a filter.
 #[derive(Debug)]

@@ -36,6 +36,9 @@ const SPIN: Duration = Duration::from_micros(150);
 /// Environment variables the host sets for its worker (the rest of the environment is cleared).
 pub const ENV_PARENT: &str = "CODECALL_PARENT_PID";
 pub const ENV_ADDRESS_SPACE: &str = "CODECALL_ADDRESS_SPACE";
+/// The host's time zone, passed on as it has it (the rest of the environment is cleared), so a
+/// worker's local time is the host's: Node reads `TZ` too, else `/etc/localtime`, as the worker then does.
+pub const ENV_TZ: &str = "TZ";
 
 /// The worker's `main`. Never returns.
 pub fn main() -> ! {
@@ -50,6 +53,7 @@ fn run() -> i32 {
   let address_space = std::env::var(ENV_ADDRESS_SPACE).ok().and_then(|v| v.parse::<u64>().ok());
   let mut warnings = seccomp::fence_self(parent, address_space);
   seccomp::limit_malloc_arenas();
+  seccomp::warm_libc();
 
   let mut input = BufReader::with_capacity(64 << 10, SpinRead::new(0, SPIN));
   let mut body = Vec::new();
@@ -138,7 +142,11 @@ fn warm_up(pool: &Pool, threads: usize) {
     let mut exec = ExecuteConfig::new(&sandbox);
     exec.timeout = Duration::from_secs(10);
     let shared = Arc::new(Shared::new(format!("warm-up-{i}"), host.clone(), exec.timeout));
-    pool.submit("const o = { a: [1, 2, 3], s: 'x'.repeat(1000) }; JSON.stringify(o).length".into(), exec, shared);
+    // Local time too (`seccomp::warm_libc` loaded the zone; this walks QuickJS's own path to it).
+    let script = "const o = { a: [1, 2, 3], s: 'x'.repeat(1000) }, d = new Date(2020, 0, 1);\n\
+                  JSON.stringify(o).length + d.getHours() + d.toString().length + d.toLocaleString().length +\n\
+                  Date.parse('2020-01-01T00:00:00') + Math.random()";
+    pool.submit(script.into(), exec, shared);
   }
   for _ in 0..threads {
     let _ = rx.recv_timeout(Duration::from_secs(10));
