@@ -48,6 +48,7 @@ function cpuSeconds() {
 
 /** Options of the cases that loop. */
 const LOOPS = { allowLoops: true, maxIterations: 1e12 }
+const HEAP128 = { memoryLimitBytes: 128 << 20 }
 
 // [name, script, timeoutMs, options?]: sorts need their input built first (in bytecode, which polls), so
 // their deadline falls after that, inside the sort.
@@ -72,6 +73,12 @@ const CASES = [
   ['a 4 MB string as a property key, in a loop', "const k = 'k'.repeat(4e6), o = {}; for (;;) o[k]", TIMEOUT_MS, LOOPS],
   ['prototype chain of 2e5, in a loop', 'let p = {}; for (let i = 0; i < 2e5; i++) p = Object.create(p); for (;;) p.x', TIMEOUT_MS, LOOPS],
   ['Proxy chain of 500, in a loop', 'let p = {}; for (let i = 0; i < 500; i++) p = new Proxy(p, {}); for (;;) p.x', TIMEOUT_MS, LOOPS],
+  // One call as large as a 128 MiB heap allows: the deadline falls inside it.
+  ['one toUpperCase of 40M é (128 MiB heap)', "const s = '\\u00e9'.repeat(4e7); return s.toUpperCase().length", 300, HEAP128],
+  ['one JSON.stringify of 2.5M strings (128 MiB heap)', "const a = Array(2.5e6).fill('abcdefghijklmnop'); return JSON.stringify(a).length", 150, HEAP128],
+  ['one JSON.parse of 27 MB (128 MiB heap)', 'const s = JSON.stringify(Array(3.3e6).fill(1234567)); return JSON.parse(s).length', 650, HEAP128],
+  ['one repeat of 64 MB (128 MiB heap)', "return 'ab'.repeat(3.2e7).length", 50, HEAP128],
+  ['one split of 2M characters (128 MiB heap)', "const s = 'ab'.repeat(1e6); return s.split('').length", 50, HEAP128],
   ['bound-function chain of 500, in a loop', 'let f = () => 0; for (let i = 0; i < 500; i++) f = f.bind(null); for (;;) f()', TIMEOUT_MS, LOOPS],
 ]
 

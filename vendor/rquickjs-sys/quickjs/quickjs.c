@@ -2140,22 +2140,31 @@ static inline void js_charge_interrupts(JSContext *ctx, int64_t work)
    (StringBuffer), arrays, objects and buffers allocate through js_malloc,
    js_mallocz, js_realloc and js_alloc_string, so a loop whose every step
    builds megabytes in C (`for (;;) a.join('')`) polls after the step that
-   passes the deadline, not 10 000 steps later. Charge only: nothing fails. */
+   passes the deadline, not 10 000 steps later. */
 #define JS_ALLOC_CHARGE(size) ((int64_t)((size) >> 6))
 
 /* codecall: allocations under 256 bytes (most of them) are not charged, so
-   that they only pay a comparison */
-static inline void js_charge_alloc(JSContext *ctx, size_t size)
+   that they only pay a comparison. Larger ones also poll (issue 40): a
+   single call that builds a value as large as the heap allows (toUpperCase,
+   JSON.stringify / parse, split, Array.from of a string of tens of MB) ran up
+   to a second unpolled. An interrupted allocation fails as an out-of-memory
+   one does — NULL with an exception pending, which every caller of js_malloc,
+   js_mallocz, js_realloc and js_alloc_string already handles — but with the
+   uncatchable "interrupted" error; the memory is not touched. */
+static inline __exception int js_poll_interrupts_work(JSContext *ctx, int64_t work);
+static inline __exception int js_charge_alloc(JSContext *ctx, size_t size)
 {
     if (unlikely(size >= 256))
-        js_charge_interrupts(ctx, JS_ALLOC_CHARGE(size));
+        return js_poll_interrupts_work(ctx, JS_ALLOC_CHARGE(size));
+    return 0;
 }
 
 /* Throw out of memory in case of error */
 void *js_malloc(JSContext *ctx, size_t size)
 {
     void *ptr;
-    js_charge_alloc(ctx, size); /* codecall */
+    if (js_charge_alloc(ctx, size)) /* codecall */
+        return NULL;
     ptr = js_malloc_rt(ctx->rt, size);
     if (unlikely(!ptr)) {
         JS_ThrowOutOfMemory(ctx);
@@ -2168,7 +2177,8 @@ void *js_malloc(JSContext *ctx, size_t size)
 void *js_mallocz(JSContext *ctx, size_t size)
 {
     void *ptr;
-    js_charge_alloc(ctx, size); /* codecall */
+    if (js_charge_alloc(ctx, size)) /* codecall */
+        return NULL;
     ptr = js_mallocz_rt(ctx->rt, size);
     if (unlikely(!ptr)) {
         JS_ThrowOutOfMemory(ctx);
@@ -2186,7 +2196,8 @@ void js_free(JSContext *ctx, void *ptr)
 void *js_realloc(JSContext *ctx, void *ptr, size_t size)
 {
     void *ret;
-    js_charge_alloc(ctx, size); /* codecall */
+    if (js_charge_alloc(ctx, size)) /* codecall */
+        return NULL;
     ret = js_realloc_rt(ctx->rt, ptr, size);
     if (unlikely(!ret && size != 0)) {
         JS_ThrowOutOfMemory(ctx);
@@ -2656,7 +2667,8 @@ static JSString *js_alloc_string(JSContext *ctx, int max_len, int is_wide_char)
 {
     JSString *p;
     /* codecall: see JS_ALLOC_CHARGE */
-    js_charge_alloc(ctx, (size_t)max_len << is_wide_char);
+    if (js_charge_alloc(ctx, (size_t)max_len << is_wide_char))
+        return NULL;
     p = js_alloc_string_rt(ctx->rt, max_len, is_wide_char);
     if (unlikely(!p)) {
         JS_ThrowOutOfMemory(ctx);
@@ -4471,6 +4483,24 @@ static int string_buffer_set_error(StringBuffer *s)
     return s->error_status = -1;
 }
 
+/* codecall: for the loops that fill a buffer allocated up front (repeat,
+   padStart / padEnd, case conversion, code points to a string), which
+   allocate nothing more and so never reach js_charge_alloc's poll: `added`
+   characters were written since the last call; every 65 536 of them the
+   interrupt is polled, charged as allocating them (JS_ALLOC_CHARGE). -1 (the
+   buffer freed, the "interrupted" error pending) when the script must stop.
+   `*since` starts at 0. */
+static int string_buffer_poll(StringBuffer *s, int64_t *since, int64_t added)
+{
+    *since += added;
+    if (likely(*since < 65536))
+        return 0;
+    *since = 0;
+    if (js_poll_interrupts_work(s->ctx, JS_ALLOC_CHARGE(65536)))
+        return string_buffer_set_error(s);
+    return 0;
+}
+
 static no_inline int string_buffer_widen(StringBuffer *s, int size)
 {
     JSString *str;
@@ -4745,6 +4775,7 @@ static int string_buffer_concat_value_free(StringBuffer *s, JSValue v)
 
 static int string_buffer_fill(StringBuffer *s, int c, int count)
 {
+    int64_t since = 0; /* codecall: string_buffer_poll */
     /* XXX: optimize */
     if (s->len + count > s->size) {
         if (string_buffer_realloc(s, s->len + count, c))
@@ -4752,6 +4783,8 @@ static int string_buffer_fill(StringBuffer *s, int c, int count)
     }
     while (count-- > 0) {
         if (string_buffer_putc16(s, c))
+            return -1;
+        if (string_buffer_poll(s, &since, 1))
             return -1;
     }
     return 0;
@@ -48220,9 +48253,12 @@ static JSValue js_string_pad(JSContext *ctx, JSValueConst this_val,
             goto fail;
     }
     if (p1) {
+        int64_t since = 0; /* codecall: string_buffer_poll */
         while (n > 0) {
             int chunk = min_int(n, p1->len);
             if (string_buffer_concat(b, p1, 0, chunk))
+                goto fail;
+            if (string_buffer_poll(b, &since, chunk))
                 goto fail;
             n -= chunk;
         }
@@ -48280,10 +48316,15 @@ static JSValue js_string_repeat(JSContext *ctx, JSValueConst this_val,
     if (len == 1) {
         string_buffer_fill(b, string_get(p, 0), n);
     } else {
+        int64_t since = 0; /* codecall: string_buffer_poll */
         while (n-- > 0) {
             string_buffer_concat(b, p, 0, len);
+            if (string_buffer_poll(b, &since, len))
+                break;
         }
     }
+    /* an error (interrupted, out of memory) is in b: string_buffer_end
+       returns JS_EXCEPTION */
     JS_FreeValue(ctx, str);
     return string_buffer_end(b);
 
@@ -48464,7 +48505,10 @@ static JSValue js_string_toLowerCase(JSContext *ctx, JSValueConst this_val,
         return val;
     if (string_buffer_init(ctx, b, p->len))
         goto fail;
+    int64_t since = 0; /* codecall: string_buffer_poll */
     for(i = 0; i < p->len;) {
+        if (string_buffer_poll(b, &since, 1))
+            goto fail;
         c = string_getc(p, &i);
         if (c == 0x3a3 && to_lower && test_final_sigma(p, i - 1)) {
             res[0] = 0x3c2; /* final sigma */
@@ -48503,10 +48547,13 @@ static JSValue JS_NewUTF32String(JSContext *ctx, const uint32_t *buf, int len)
 {
     int i;
     StringBuffer b_s, *b = &b_s;
+    int64_t since = 0; /* codecall: string_buffer_poll */
     if (string_buffer_init(ctx, b, len))
         return JS_EXCEPTION;
     for(i = 0; i < len; i++) {
         if (string_buffer_putc(b, buf[i]))
+            goto fail;
+        if (string_buffer_poll(b, &since, 1))
             goto fail;
     }
     return string_buffer_end(b);
