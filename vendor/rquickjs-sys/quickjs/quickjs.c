@@ -8994,6 +8994,14 @@ static int JS_OrdinaryIsInstanceOf(JSContext *ctx, JSValueConst val,
     p = JS_VALUE_GET_OBJ(obj);
     if (p->class_id == JS_CLASS_BOUND_FUNCTION) {
         JSBoundFunction *s = p->u.bound_function;
+        /* codecall: JS_IsInstanceOf comes back here for the bound target
+           when it has no Symbol.hasInstance (bound functions whose
+           prototypes are null): no JS call, so no stack check, on the way;
+           SIGSEGV at 5e5 of them */
+        if (js_check_stack_overflow(ctx->rt, 0)) {
+            JS_ThrowStackOverflow(ctx);
+            return -1;
+        }
         return JS_IsInstanceOf(ctx, val, s->func_obj);
     }
 
@@ -17205,6 +17213,14 @@ static JSValue JS_IteratorNext2(JSContext *ctx, JSValueConst enum_obj,
                 args[0] = JS_UNDEFINED;
                 argv = args;
             }
+            /* codecall: this call skips js_call_c_function and its stack
+               check: an iterator helper over an iterator helper over ...
+               (`it = it.map(f)` 1e5 times, then `it.next()`) recursed here
+               with no check */
+            if (js_check_stack_overflow(ctx->rt, 0)) {
+                JS_ThrowStackOverflow(ctx);
+                goto fail;
+            }
             func = p->u.cfunc.c_function;
             return func.iterator_next(ctx, enum_obj, argc, argv,
                                       pdone, p->u.cfunc.magic);
@@ -21172,6 +21188,12 @@ static JSContext *JS_GetFunctionRealm(JSContext *ctx, JSValueConst func_obj)
     JSObject *p;
     JSContext *realm;
 
+    /* codecall: a loop down proxy targets and bound targets (was a
+       recursion per link with no stack check, reached with a chain of 3e5
+       bound functions or proxies as `newTarget` or species constructor;
+       gcc -O2 happens to make it a tail call, a build that does not
+       would overflow the native stack) */
+ again:
     if (JS_VALUE_GET_TAG(func_obj) != JS_TAG_OBJECT)
         return ctx;
     p = JS_VALUE_GET_OBJ(func_obj);
@@ -21198,14 +21220,16 @@ static JSContext *JS_GetFunctionRealm(JSContext *ctx, JSValueConst func_obj)
                 JS_ThrowTypeErrorRevokedProxy(ctx);
                 return NULL;
             } else {
-                realm = JS_GetFunctionRealm(ctx, s->target);
+                func_obj = s->target; /* codecall: was a recursive call */
+                goto again;
             }
         }
         break;
     case JS_CLASS_BOUND_FUNCTION:
         {
             JSBoundFunction *bf = p->u.bound_function;
-            realm = JS_GetFunctionRealm(ctx, bf->func_obj);
+            func_obj = bf->func_obj; /* codecall: was a recursive call */
+            goto again;
         }
         break;
     default:
