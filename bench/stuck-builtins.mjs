@@ -124,6 +124,11 @@ async function cost() {
     ['sort 2 000 000 Float64', 'const a = new Float64Array(2e6); a.set(Array.from({ length: 2e6 }, (_, i) => (i * 7919) % 1e6)); const s = Date.now(); a.sort(); return Date.now() - s'],
     ['BigInt 3n ** 200000n, printed', 'const s = Date.now(); (3n ** 200000n).toString().length; return Date.now() - s'],
     ['join a sparse array of 10 000 000', "const s = Date.now(); new Array(1e7).join(''); return Date.now() - s"],
+    // Issue 40: the interrupt counter's relaxed atomics (every branch and call), polls in large
+    // allocations and in the loops that fill a string.
+    ['3 000 000 calls of a small callback', 'const s = Date.now(); let n = 0; Array.from({ length: 3e6 }, (_, i) => { n += i & 1 }); return Date.now() - s'],
+    ['toUpperCase of 8 MB, JSON.stringify of 1e6 numbers', "const t = 'abc\u00e9'.repeat(2e6), a = Array.from({ length: 1e6 }, (_, i) => i); const s = Date.now(); t.toUpperCase(); JSON.stringify(a); return Date.now() - s"],
+    ["'ab'.repeat(1e7), padStart to 2e7", "const s = Date.now(); 'ab'.repeat(1e7); 'x'.padStart(2e7, 'yz'); return Date.now() - s"],
   ]
   const rows = []
   for (const [name, script] of work) {
