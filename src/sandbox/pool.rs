@@ -651,8 +651,11 @@ fn start(pool: &Arc<Inner>, me: &Thread, engine: &mut Engine, job: Job, slot: Ar
 fn drive(pool: &Inner, me: &Thread, slot: &Slot, mut execution: Execution, mut step: Option<Step>) {
   loop {
     if let Some(Step::Done(completed)) = step {
-      drop(execution);
+      // The result first: freeing a runtime whose heap holds millions of values takes
+      // milliseconds, which the host need not wait for (nor a stopped script's own report, which
+      // carries its logs, lose to the watchdog's). The thread stays busy until it is freed.
       finish(pool, slot, completed);
+      drop(execution);
       return;
     }
     let answers = {
