@@ -13,7 +13,7 @@
 // scheduling); the Rust test `sqlite_open_waits_for_a_lock_the_busy_handler_does_not_cover` holds
 // that lock on purpose.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -65,6 +65,7 @@ describe(`${PROCESSES} processes opening one new SQLite store at the same instan
   }, 60_000)
   afterAll(() => {
     for (const child of [...load, ...savers]) child.kill('SIGKILL')
+    rmSync(dir, { recursive: true, force: true })
   })
 
   it(`${ROUNDS} rounds: every process opens the new store, saves, reopens it, saves; versions 1..${2 * PROCESSES} once each`, async () => {
