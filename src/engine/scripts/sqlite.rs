@@ -6,21 +6,32 @@
 //! the row (so two processes never hand out one version, and a failed save stores nothing), and a
 //! writer waits up to [`BUSY_WAIT`] for another's transaction. Versions never go back: `remove`
 //! deletes a name's rows but keeps its counter, so `saved:x@3` never names two different scripts.
+//!
+//! SQLite's busy handler does not cover every lock: a connection that holds a read lock and wants
+//! the write lock (switching a new file to WAL, which two processes opening it at once both do) is
+//! answered `SQLITE_BUSY` at once, as it may be while another connection recovers the WAL. So
+//! opening (the whole set-up: journal mode, schema, version check) and every operation are tried
+//! again, from the start, while they fail with `SQLITE_BUSY` / `SQLITE_LOCKED` — after 1, 2, 4 …
+//! [`MAX_PAUSE`] — until [`BUSY_WAIT`] has passed since the first try; only a file still locked
+//! then is an error. Other errors are never retried.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
 
 use super::store::{Answer, Store};
 use super::{language_name, now_iso8601, NewScript, SavedScript};
 use crate::validator::Language;
 
-/// How long a save waits for another process's transaction on the same file.
+/// How long opening the store, or one operation on it, waits for other connections to the same
+/// file (their transactions, their set-up, a checkpoint) before it fails.
 pub const BUSY_WAIT: Duration = Duration::from_secs(10);
+/// The longest pause between two tries of a set-up or operation answered `SQLITE_BUSY` at once.
+const MAX_PAUSE: Duration = Duration::from_millis(100);
 /// The schema this code writes (`PRAGMA user_version`); a newer file is refused, not rewritten.
 const SCHEMA: i64 = 1;
 
@@ -56,11 +67,14 @@ pub struct SqliteStore {
 impl SqliteStore {
   /// Opens (creating if missing) the store at `path`, or an in-memory one for `':memory:'`. The
   /// error names the path: a missing folder (folders are not created), a file that is not a
-  /// database, one written by a newer version of this package.
+  /// database, one written by a newer version of this package, one that other connections kept
+  /// locked for [`BUSY_WAIT`].
   pub fn open(path: &str) -> Result<Self, String> {
     let fail = |why: String| format!("options.scripts.store: cannot open the saved-scripts store '{path}': {why}");
     let conn = if path == ":memory:" {
-      Connection::open_in_memory().map_err(|e| fail(e.to_string()))?
+      let conn = Connection::open_in_memory().map_err(|e| fail(e.to_string()))?;
+      set_up(&conn, false).map_err(|e| fail(e.to_string()))?.map_err(fail)?;
+      conn
     } else {
       let p = Path::new(path);
       if path.is_empty() || path.contains('\0') {
@@ -75,37 +89,43 @@ impl SqliteStore {
       }
       // No URI names: the path is a file name, whatever it looks like.
       let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-      let conn = Connection::open_with_flags(p, flags).map_err(|e| fail(e.to_string()))?;
+      // Each try starts again with a new connection: a failed one may have been half set up.
+      let conn = retry_busy(|left| {
+        let conn = Connection::open_with_flags(p, flags)?;
+        conn.busy_timeout(left)?;
+        Ok(set_up(&conn, true)?.map(|()| conn))
+      })
+      .map_err(|e| fail(busy_message(e)))?
+      .map_err(fail)?;
       conn.busy_timeout(BUSY_WAIT).map_err(|e| fail(e.to_string()))?;
-      // WAL: the first connection switches the file; later ones find it so.
-      let mode: String =
-        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(|e| fail(e.to_string()))?;
-      if !mode.eq_ignore_ascii_case("wal") {
-        return Err(fail(format!("cannot use write-ahead logging (journal_mode is {mode})")));
-      }
-      conn.execute_batch("PRAGMA synchronous = NORMAL").map_err(|e| fail(e.to_string()))?;
       conn
     };
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| fail(e.to_string()))?;
-    if version > SCHEMA {
-      return Err(fail(format!("it was written by a newer version of @codecall/native (schema {version})")));
-    }
-    conn.execute_batch(&format!("BEGIN IMMEDIATE; {CREATE} PRAGMA user_version = {SCHEMA}; COMMIT;")).map_err(|e| {
-      let _ = conn.execute_batch("ROLLBACK");
-      fail(e.to_string())
-    })?;
     Ok(Self { conn: Mutex::new(Some(conn)), writes: AtomicU64::new(0), path: path.to_string() })
   }
 
-  fn with<T>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T, String> {
+  /// Runs `f` on the connection; tried again (whole) while it is answered `SQLITE_BUSY` at once,
+  /// so `f` must be one statement or one transaction, which a failure leaves undone.
+  fn with<T>(&self, mut f: impl FnMut(&mut Connection) -> rusqlite::Result<T>) -> Result<T, String> {
     let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
     let Some(conn) = conn.as_mut() else {
       return Err(format!("saved-scripts store '{}': closed (the CodeCall was disposed)", self.path));
     };
-    f(conn).map_err(|e| format!("saved-scripts store '{}': {e}", self.path))
+    let mut tries = 0u32;
+    let done = retry_busy(|left| {
+      // A later try waits only for what is left of BUSY_WAIT: the whole operation is bounded.
+      if tries > 0 {
+        conn.busy_timeout(left)?;
+      }
+      tries += 1;
+      f(conn)
+    });
+    if tries > 1 {
+      let _ = conn.busy_timeout(BUSY_WAIT);
+    }
+    done.map_err(|e| format!("saved-scripts store '{}': {}", self.path, busy_message(e)))
   }
 
-  fn one(&self, sql: &str, params: impl rusqlite::Params) -> Result<Option<SavedScript>, String> {
+  fn one(&self, sql: &str, params: impl rusqlite::Params + Copy) -> Result<Option<SavedScript>, String> {
     self.with(|c| c.query_row(sql, params, row).optional())?.transpose()
   }
 
@@ -154,6 +174,59 @@ impl SqliteStore {
     })?;
     self.writes.fetch_add(1, Ordering::AcqRel);
     Ok(saved)
+  }
+}
+
+/// Sets a new connection up: WAL (for a file; the first connection switches the file, later ones
+/// find it so), the schema, the version check. `Err` is SQLite's error (perhaps "busy": try
+/// again), `Ok(Err)` a refusal (a newer schema, no WAL), final.
+fn set_up(conn: &Connection, file: bool) -> rusqlite::Result<Result<(), String>> {
+  if file {
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+      return Ok(Err(format!("cannot use write-ahead logging (journal_mode is {mode})")));
+    }
+    conn.execute_batch("PRAGMA synchronous = NORMAL")?;
+  }
+  let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+  if version > SCHEMA {
+    return Ok(Err(format!("it was written by a newer version of @codecall/native (schema {version})")));
+  }
+  let created = conn.execute_batch(&format!("BEGIN IMMEDIATE; {CREATE} PRAGMA user_version = {SCHEMA}; COMMIT;"));
+  if created.is_err() {
+    let _ = conn.execute_batch("ROLLBACK");
+  }
+  created.map(Ok)
+}
+
+/// Whether another connection holds the file (`SQLITE_BUSY`, `SQLITE_LOCKED`, any extended code).
+fn is_busy(e: &rusqlite::Error) -> bool {
+  matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
+}
+
+/// SQLite's message, saying how long it waited when the file stayed locked.
+fn busy_message(e: rusqlite::Error) -> String {
+  if is_busy(&e) {
+    format!("{e} (other connections kept it locked for {} s)", BUSY_WAIT.as_secs())
+  } else {
+    e.to_string()
+  }
+}
+
+/// Runs `attempt` (given the time left of [`BUSY_WAIT`]) until it succeeds, fails otherwise than
+/// busy, or [`BUSY_WAIT`] has passed since the first try; pauses 1, 2, 4 … [`MAX_PAUSE`] ms
+/// between tries.
+fn retry_busy<T>(mut attempt: impl FnMut(Duration) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+  let start = Instant::now();
+  let mut pause = Duration::from_millis(1);
+  loop {
+    match attempt(BUSY_WAIT.saturating_sub(start.elapsed())) {
+      Err(e) if is_busy(&e) && start.elapsed() + pause < BUSY_WAIT => {
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(MAX_PAUSE);
+      }
+      done => return done,
+    }
   }
 }
 

@@ -105,6 +105,62 @@ fn sqlite_file_two_connections_share_versions_and_see_each_other() {
   let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A new file for one test, in its own folder.
+fn fresh_db(name: &str) -> (std::path::PathBuf, String) {
+  let dir = std::env::temp_dir().join(format!("codecall-scripts-{name}-{}", std::process::id()));
+  let _ = std::fs::remove_dir_all(&dir);
+  std::fs::create_dir_all(&dir).unwrap();
+  let path = dir.join("s.db").to_str().unwrap().to_string();
+  (dir, path)
+}
+
+#[test]
+fn sqlite_open_waits_for_a_lock_the_busy_handler_does_not_cover() {
+  // A file still in rollback mode with a writer's RESERVED lock: switching it to WAL takes a read
+  // lock, then wants the write lock, and SQLite answers that at once with SQLITE_BUSY (a reader
+  // waiting for a writer could deadlock), without the busy handler. Opening must wait for it.
+  let (dir, path) = fresh_db("reserved");
+  let writer = rusqlite::Connection::open(&path).unwrap();
+  writer.execute_batch("CREATE TABLE other (x); BEGIN IMMEDIATE; INSERT INTO other VALUES (1);").unwrap();
+  let (locked, is_locked) = std::sync::mpsc::channel();
+  let holder = std::thread::spawn(move || {
+    locked.send(()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    writer.execute_batch("COMMIT").unwrap();
+  });
+  is_locked.recv().unwrap();
+  let store = SqliteStore::open(&path).unwrap();
+  holder.join().unwrap();
+  assert_eq!(now(|d| store.put(new_script("a", "return 1"), d)).unwrap().version, 1);
+  store.close();
+  let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sqlite_many_connections_open_one_new_file_at_the_same_instant() {
+  const THREADS: usize = 6;
+  for round in 0..15 {
+    let (dir, path) = fresh_db(&format!("race{round}"));
+    let barrier = Arc::new(std::sync::Barrier::new(THREADS));
+    let threads: Vec<_> = (0..THREADS)
+      .map(|i| {
+        let (path, barrier) = (path.clone(), barrier.clone());
+        std::thread::spawn(move || {
+          barrier.wait();
+          let store = SqliteStore::open(&path).unwrap_or_else(|e| panic!("round {round}: {e}"));
+          let saved = now(|d| store.put(new_script("race", &format!("return {i}")), d));
+          store.close();
+          saved.unwrap_or_else(|e| panic!("round {round}: {e}")).version
+        })
+      })
+      .collect();
+    let mut versions: Vec<u64> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    versions.sort_unstable();
+    assert_eq!(versions, (1..=THREADS as u64).collect::<Vec<_>>(), "round {round}");
+    let _ = std::fs::remove_dir_all(&dir);
+  }
+}
+
 #[test]
 fn sqlite_refuses_what_it_cannot_open_naming_the_path() {
   let missing = std::env::temp_dir().join("codecall-no-such-folder-xyz").join("s.db");
@@ -112,8 +168,11 @@ fn sqlite_refuses_what_it_cannot_open_naming_the_path() {
   assert!(e.contains("codecall-no-such-folder-xyz") && e.contains("does not exist"), "{e}");
   let not_db = std::env::temp_dir().join(format!("codecall-not-a-db-{}", std::process::id()));
   std::fs::write(&not_db, b"this is not an SQLite database, just text that is long enough to have a header").unwrap();
+  let started = std::time::Instant::now();
   let e = SqliteStore::open(not_db.to_str().unwrap()).err().unwrap();
   assert!(e.contains(not_db.to_str().unwrap()), "{e}");
+  // Only "busy" is tried again: a file that is not a database is refused at once.
+  assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
   let _ = std::fs::remove_file(&not_db);
   let e = SqliteStore::open(std::env::temp_dir().to_str().unwrap()).err().unwrap();
   assert!(e.contains("folder"), "{e}");

@@ -6,9 +6,11 @@
 //! `u64 key | f32[dims] vector | u32 FNV-1a-32 of the key and vector`, little-endian. It is read
 //! once per process and directory, into the process's vector cache; records that fail their
 //! checksum (a torn write, a foreign file) are skipped, and for a repeated key the last wins. New
-//! vectors are appended, one write per batch. A file over [`MAX_FILE_BYTES`] is started afresh
-//! (the old one kept as `.old`). Nothing here can fail a search: an unreadable or unwritable
-//! directory only means vectors are computed again.
+//! vectors are appended, one write per batch, in append mode (on a local file system, processes
+//! sharing the file do not interleave within one). A header repeated where a record starts (two
+//! processes created the file at the same moment) is skipped. A file over [`MAX_FILE_BYTES`] is
+//! started afresh (the old one kept as `.old`). Nothing here can fail a search: an unreadable or
+//! unwritable directory only means vectors are computed again.
 
 use std::{
   collections::HashMap,
@@ -99,7 +101,9 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
   (h ^ (h >> 32)) as u32
 }
 
-/// The valid records of a cache file (none if it is missing, foreign or unreadable).
+/// The valid records of a cache file (none if it is missing, foreign or unreadable). A header
+/// found where a record starts is skipped: two processes that create the file at the same moment
+/// both see it empty and both write one, the later perhaps after the other's first records.
 fn read(path: &Path, dims: usize) -> Vec<Keyed> {
   let Ok(file) = File::open(path) else { return Vec::new() };
   let mut bytes = Vec::new();
@@ -108,19 +112,37 @@ fn read(path: &Path, dims: usize) -> Vec<Keyed> {
   }
   let n = record_len(dims);
   let mut out = Vec::new();
-  for r in bytes[MAGIC.len()..].chunks_exact(n) {
-    let (body, sum) = r.split_at(n - 4);
-    if sum != fnv1a32(body).to_le_bytes() {
-      continue;
-    }
-    let mut key = [0u8; 8];
-    key.copy_from_slice(&body[..8]);
-    let v: Vec<f32> = body[8..].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    if v.iter().all(|x| x.is_finite()) {
-      out.push((u64::from_le_bytes(key), Vector::from(v)));
+  let mut rest = &bytes[MAGIC.len()..];
+  loop {
+    let chunk = rest.get(..n);
+    // A record whose key happens to spell the header still counts: its checksum is tried first.
+    match chunk.filter(|r| sound(r)) {
+      Some(r) => {
+        rest = &rest[n..];
+        out.extend(keyed(r));
+      }
+      None if rest.starts_with(MAGIC) => rest = &rest[MAGIC.len()..],
+      // A torn or corrupted record is skipped.
+      None if chunk.is_some() => rest = &rest[n..],
+      None => break,
     }
   }
   out
+}
+
+/// Whether a record's checksum matches.
+fn sound(r: &[u8]) -> bool {
+  let (body, sum) = r.split_at(r.len() - 4);
+  sum == fnv1a32(body).to_le_bytes()
+}
+
+/// A sound record's key and vector, if every number is finite.
+fn keyed(r: &[u8]) -> Option<Keyed> {
+  let body = &r[..r.len() - 4];
+  let mut key = [0u8; 8];
+  key.copy_from_slice(&body[..8]);
+  let v: Vec<f32> = body[8..].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+  v.iter().all(|x| x.is_finite()).then(|| (u64::from_le_bytes(key), Vector::from(v)))
 }
 
 /// Opens (or creates, with its header) a cache file for appending.
@@ -185,6 +207,32 @@ mod tests {
     // A directory that cannot be made: no cache, no panic.
     std::fs::write(dir.join("file"), b"").unwrap();
     assert!(open(&dir.join("file").join("sub"), 7, 4).is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+  }
+
+  #[test]
+  fn headers_repeated_between_records_are_skipped() {
+    // Two processes created the file at once: both wrote the header, one after the other's records.
+    let dir = std::env::temp_dir().join(format!("codecall-vec-headers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("h.vec");
+    let (a, b, c) = (record(1, &[1.0, 2.0]), record(2, &[3.0, 4.0]), record(3, &[5.0, 6.0]));
+    let mut bytes = [MAGIC.as_slice(), MAGIC, &a, MAGIC, &b, MAGIC, MAGIC, &c, MAGIC].concat();
+    std::fs::write(&path, &bytes).unwrap();
+    let keys = |got: Vec<Keyed>| got.into_iter().map(|(k, v)| (k, v.to_vec())).collect::<Vec<_>>();
+    assert_eq!(keys(read(&path, 2)), [(1, vec![1.0, 2.0]), (2, vec![3.0, 4.0]), (3, vec![5.0, 6.0])]);
+    // A record whose key spells the header is a record, not a header.
+    let odd = record(u64::from_le_bytes(*MAGIC), &[7.0, 8.0]);
+    bytes.extend(&odd);
+    bytes.extend(&record(4, &[9.0, 10.0]));
+    std::fs::write(&path, &bytes).unwrap();
+    let got = keys(read(&path, 2));
+    assert_eq!(got.len(), 5);
+    assert_eq!(got[3], (u64::from_le_bytes(*MAGIC), vec![7.0, 8.0]));
+    assert_eq!(got[4], (4, vec![9.0, 10.0]));
+    // A file that does not start with the header is still foreign.
+    std::fs::write(&path, [&a[..], MAGIC, &b].concat()).unwrap();
+    assert!(read(&path, 2).is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
   }
 }
