@@ -15,46 +15,17 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { createInterface } from 'node:readline'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CodeCall } from '../../index.js'
+import { saverProcess } from './saver-process.js'
 
-const SAVER = resolve(__dirname, '../fixtures/scripts/saver.mjs')
 const dir = mkdtempSync(join(tmpdir(), 'codecall-open-race-'))
 const ROUNDS = 80
 const PROCESSES = 4
 
-/** A saver with no engine yet: `next()` resolves to its next output line, parsed. */
-function saver(who: string) {
-  const child: ChildProcess = spawn(process.execPath, ['--no-warnings', SAVER, '-', who], { stdio: ['pipe', 'pipe', 'pipe'] })
-  let stderr = ''
-  child.stderr!.on('data', (c) => (stderr += c))
-  const waiting: ((line: unknown) => void)[] = []
-  const early: unknown[] = []
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    const value = JSON.parse(line)
-    const next = waiting.shift()
-    if (next) next(value)
-    else early.push(value)
-  })
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
-  return {
-    next: () =>
-      new Promise<any>((resolvePromise, reject) => {
-        if (early.length) return resolvePromise(early.shift())
-        const timer = setTimeout(() => reject(new Error(`${who} did not answer:\n${stderr}`)), 60_000)
-        waiting.push((v) => {
-          clearTimeout(timer)
-          resolvePromise(v)
-        })
-      }),
-    send: (text: string) => child.stdin!.write(text),
-    end: (text: string) => child.stdin!.end(text),
-    exited,
-    kill: () => child.kill('SIGKILL'),
-  }
-}
+/** A saver with no engine yet. */
+const saver = (who: string) => saverProcess('-', who, 60_000)
 
 describe(`${PROCESSES} processes opening one new SQLite store at the same instant, on loaded cores`, () => {
   const load: ChildProcess[] = []

@@ -1,55 +1,33 @@
 // Spec §11's default store across processes: two real Node processes save to ONE SQLite file at
 // the same moment; every version from 1 to 50 is handed out exactly once, none is lost, and each
 // process reads the other's saves. A store whose folder does not exist is refused at construction.
-import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { createInterface } from 'node:readline'
+import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { CodeCall } from '../../index.js'
+import { saverProcess } from './saver-process.js'
 
-const SAVER = resolve(__dirname, '../fixtures/scripts/saver.mjs')
 const dir = mkdtempSync(join(tmpdir(), 'codecall-scripts-'))
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
 
 /** One saver process: `ask(command)` sends a line and resolves to its answer. */
 function saver(store: string, who: string) {
-  const child: ChildProcess = spawn(process.execPath, [SAVER, store, who], { stdio: ['pipe', 'pipe', 'pipe'] })
-  let stderr = ''
-  child.stderr!.on('data', (c) => (stderr += c))
-  const waiting: ((line: unknown) => void)[] = []
-  const early: unknown[] = []
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    const value = JSON.parse(line)
-    const next = waiting.shift()
-    if (next) next(value)
-    else early.push(value)
-  })
-  const read = () =>
-    new Promise<any>((resolvePromise, reject) => {
-      if (early.length) return resolvePromise(early.shift())
-      const timer = setTimeout(() => reject(new Error(`${who} did not answer:\n${stderr}`)), 30_000)
-      waiting.push((v) => {
-        clearTimeout(timer)
-        resolvePromise(v)
-      })
-    })
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+  const p = saverProcess(store, who)
   return {
-    ready: read(),
+    ready: p.next(),
     async ask(command: string) {
-      child.stdin!.write(`${command}\n`)
-      const answer = await read()
+      p.send(`${command}\n`)
+      const answer = await p.next()
       if (answer?.error) throw Object.assign(new Error(`${who}: ${answer.error.message}`), answer.error)
       return answer.ok
     },
     async quit() {
-      child.stdin!.end('quit\n')
-      return exited
+      p.end('quit\n')
+      return p.exited
     },
-    kill: () => child.kill('SIGKILL'),
+    kill: p.kill,
   }
 }
 

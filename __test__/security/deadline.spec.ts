@@ -12,22 +12,12 @@
 // a script that goes on for seconds fails every try.
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { Sandbox, type ExecuteHost, type ExecuteResult } from '../../index.js'
+import { Sandbox, type ExecuteResult } from '../../index.js'
+import { withNeighbours } from './neighbours.js'
 
 /** Two plain executions parked on a host tool that answers while the attack is past its deadline. */
-async function withParkedNeighbours(sb: Sandbox, attack: () => Promise<ExecuteResult>) {
-  const host = (n: number): ExecuteHost => ({
-    callTool: (name, input) => new Promise((resolve) => setTimeout(() => resolve({ name, n, input }), 600)),
-  })
-  const script = (n: number) => `const r = await callTool('slow:echo', { n: ${n} }); return [r.n, r.input.n]`
-  const neighbours = [1, 2].map((n) => sb.execute(script(n), host(n), { timeoutMs: 4000 }))
-  await new Promise((r) => setTimeout(r, 20))
-  const result = await attack()
-  const [a, b] = await Promise.all(neighbours)
-  expect(a).toMatchObject({ status: 'ok', result: [1, 1] })
-  expect(b).toMatchObject({ status: 'ok', result: [2, 2] })
-  return result
-}
+const withParkedNeighbours = (sb: Sandbox, attack: () => Promise<ExecuteResult>) =>
+  withNeighbours(sb, attack, { answerMs: 600, timeoutMs: 4000, settleMs: 20 })
 
 /** The attack's own report (with its log line), at most three tries. */
 async function stopsItself(run: () => Promise<ExecuteResult>): Promise<ExecuteResult> {

@@ -8,20 +8,8 @@
 // sandbox, which must still finish `ok`.
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { Sandbox, type ExecuteHost, type ExecuteResult } from '../../index.js'
-
-/** Two plain executions parked on a host tool while `attack` runs, on the same sandbox. */
-async function withNeighbours(sb: Sandbox, attack: () => Promise<ExecuteResult>) {
-  const host = (n: number): ExecuteHost => ({
-    callTool: (name, input) => new Promise((resolve) => setTimeout(() => resolve({ name, n, input }), 150)),
-  })
-  const neighbours = [1, 2].map((n) => sb.execute(`const r = await callTool('slow:echo', { n: ${n} }); return [r.n, r.input.n]`, host(n)))
-  const result = await attack()
-  const [a, b] = await Promise.all(neighbours)
-  expect(a).toMatchObject({ status: 'ok', result: [1, 1] })
-  expect(b).toMatchObject({ status: 'ok', result: [2, 2] })
-  return result
-}
+import { Sandbox, type ExecuteResult } from '../../index.js'
+import { withNeighbours } from './neighbours.js'
 
 const N = 300_000
 /** A chain of N bound functions over `base`; `delete f.name` keeps the names from growing ("bound bound …"). */

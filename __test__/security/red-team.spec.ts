@@ -7,19 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { Sandbox, validate, type ExecuteHost, type ExecuteResult } from '../../index.js'
-
-/** Two plain executions parked on a host tool while `attack` runs, on the same sandbox. */
-async function withNeighbours(sb: Sandbox, attack: () => Promise<ExecuteResult>) {
-  const host = (n: number): ExecuteHost => ({
-    callTool: (name, input) => new Promise((resolve) => setTimeout(() => resolve({ name, n, input }), 150)),
-  })
-  const neighbours = [1, 2].map((n) => sb.execute(`const r = await callTool('slow:echo', { n: ${n} }); return [r.n, r.input.n]`, host(n)))
-  const result = await attack()
-  const [a, b] = await Promise.all(neighbours)
-  expect(a).toMatchObject({ status: 'ok', result: [1, 1] })
-  expect(b).toMatchObject({ status: 'ok', result: [2, 2] })
-  return result
-}
+import { withNeighbours } from './neighbours.js'
 
 /**
  * The shape of issue 32: two plain executions park on a tool that answers at 1.5 s (their own
@@ -27,19 +15,8 @@ async function withNeighbours(sb: Sandbox, attack: () => Promise<ExecuteResult>)
  * deadline — stuck, if a builtin ignored the interrupt. They must still finish `ok` with their own
  * results: a thread stuck in one execution holds only that one.
  */
-async function withParkedNeighbours(sb: Sandbox, attack: () => Promise<ExecuteResult>) {
-  const host = (n: number): ExecuteHost => ({
-    callTool: (name, input) => new Promise((resolve) => setTimeout(() => resolve({ name, n, input }), 1500)),
-  })
-  const script = (n: number) => `const r = await callTool('slow:echo', { n: ${n} }); return [r.n, r.input.n]`
-  const neighbours = [1, 2].map((n) => sb.execute(script(n), host(n), { timeoutMs: 4000 }))
-  await new Promise((r) => setTimeout(r, 50))
-  const result = await attack()
-  const [a, b] = await Promise.all(neighbours)
-  expect(a).toMatchObject({ status: 'ok', result: [1, 1] })
-  expect(b).toMatchObject({ status: 'ok', result: [2, 2] })
-  return result
-}
+const withParkedNeighbours = (sb: Sandbox, attack: () => Promise<ExecuteResult>) =>
+  withNeighbours(sb, attack, { answerMs: 1500, timeoutMs: 4000, settleMs: 50 })
 
 for (const isolation of ['thread', 'process'] as const) {
   describe(`${isolation} isolation`, () => {
