@@ -204,6 +204,13 @@ impl Execution {
     }));
 
     *spare.slot.borrow_mut() = Some(state.clone());
+    // Where a request to stop reaches this runtime (`Shared::force_poll`): its context does not
+    // change when the runtime moves between threads.
+    spare.context.with(|ctx| {
+      // SAFETY: the context lives as long as this execution's spare; `Drop for Execution` disarms
+      // it before the spare (context, then runtime) is dropped.
+      unsafe { shared.arm_poll(ctx.as_raw()) }
+    });
     let mut execution = Execution { state, promise: None, spare, mapping, started, memory_limit };
     // The prepared context was made on this thread, but deeper or shallower in its stack.
     execution.enter_thread();
@@ -236,15 +243,11 @@ impl Execution {
   /// stack top it recorded, which must be this thread's (rquickjs does this only with its
   /// `parallel` feature). Called before any JS of the slice runs, from the slice's outermost frame.
   pub fn enter_thread(&self) {
-    let shared = self.state.borrow().shared.clone();
     self.spare.context.with(|ctx| {
       // SAFETY: `ctx` is a live context of this execution's runtime, used on this thread only
       // (see the pool's `Movable`); `JS_GetRuntime` reads its runtime pointer, and
       // `JS_UpdateStackTop` only stores the current stack pointer and the limit derived from it.
       unsafe { qjs::JS_UpdateStackTop(qjs::JS_GetRuntime(ctx.as_raw().as_ptr())) }
-      // SAFETY: the context lives as long as this execution's spare; `Drop for Execution` disarms
-      // it before the spare (context, then runtime) is dropped.
-      unsafe { shared.arm_poll(ctx.as_raw()) };
     });
   }
 
