@@ -32,7 +32,7 @@ export function unwrapResult(result) {
 export class RequestScope {
   /**
    * @param {{ sessionId?: string | null, sendNotification?: (n: any) => Promise<void>,
-   *           progressToken?: string | number, logLevel?: () => string, signal?: AbortSignal,
+   *           progressToken?: string | number | (() => string | number | undefined), logLevel?: () => string | null, signal?: AbortSignal,
    *           elicit?: (params: any, options: { signal?: AbortSignal, timeout?: number }) => Promise<any>,
    *           canElicit?: () => boolean,
    *           approve?: (request: any) => Promise<'approve' | 'approve_always' | 'decline'> }} [options]
@@ -70,16 +70,20 @@ export class RequestScope {
   }
 
   log(level, logger, data) {
-    const min = LOG_LEVELS.indexOf(this.logLevel())
+    // §12: a modern request that set no logLevel gets no log messages (null).
+    const floor = this.logLevel()
+    if (floor === null) return
+    const min = LOG_LEVELS.indexOf(floor)
     if (LOG_LEVELS.indexOf(level) < min) return
     this.notify({ method: 'notifications/message', params: { level, logger, data } })
   }
 
   /** One step of `notifications/progress` (only when the client asked for progress). */
   step(message, total) {
-    if (this.progressToken === undefined) return
+    const token = typeof this.progressToken === 'function' ? this.progressToken() : this.progressToken
+    if (token === undefined || token === null) return
     this.progress += 1
-    const params = { progressToken: this.progressToken, progress: this.progress, message }
+    const params = { progressToken: token, progress: this.progress, message }
     if (total !== undefined) params.total = total
     this.notify({ method: 'notifications/progress', params })
   }
@@ -154,6 +158,17 @@ const REASONS = {
 const ELICIT_GRACE_MS = 100
 
 /**
+ * What a person is asked about one call (§9): the tool (and its server, in the gateway), why, and
+ * its input cut at 2 KB.
+ * @param {{ toolName: string, input: unknown, reason: string }} request
+ * @param {{ server?: string, tool?: string }} [how]
+ */
+export function approvalMessage(request, how) {
+  const what = how?.server ? `the tool '${how.tool}' of the MCP server '${how.server}'` : `the tool '${request.toolName}'`
+  return `A code-mode script wants to call ${what}: ${REASONS[request.reason] ?? request.reason}. Allow it?\n\nInput:\n${shownInput(request.input)}`
+}
+
+/**
  * `CodeCallHost.approve` over MCP elicitation (§9): asks the person behind the requesting client
  * with `elicitation/create` in form mode. `elicit(params)` sends it on that client's session;
  * `accept` → approve (or approve_always with `always`), `decline` / `cancel` → decline.
@@ -166,8 +181,7 @@ const ELICIT_GRACE_MS = 100
  * @returns {Promise<'approve' | 'approve_always' | 'decline'>}
  */
 export async function approveByElicitation(elicit, request, how) {
-  const what = how.server ? `the tool '${how.tool}' of the MCP server '${how.server}'` : `the tool '${request.toolName}'`
-  const message = `A code-mode script wants to call ${what}: ${REASONS[request.reason] ?? request.reason}. Allow it?\n\nInput:\n${shownInput(request.input)}`
+  const message = approvalMessage(request, how)
   const ask = new AbortController()
   const stop = () => ask.abort(how.signal?.reason)
   how.signal?.addEventListener('abort', stop, { once: true })
