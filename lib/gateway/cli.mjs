@@ -253,11 +253,13 @@ async function serve(argv) {
   sessions = new Sessions(gateway)
   const closers = [() => sessions.close(), () => gateway.close()]
   onSignals(closers)
-  gateway.start().then(() => {
+  // §12: nothing starts until a client's first request needs the tools (a client's probe process,
+  // `server/discover` or `initialize` start no upstream and open no store).
+  gateway.onStarted = () => {
     const up = [...gateway.upstreams.values()].filter((u) => u.status === 'connected').length
     const tools = [...gateway.upstreams.values()].reduce((n, u) => n + u.tools.size, 0)
     log(`${up} of ${gateway.upstreams.size} MCP servers connected; ${tools} tools indexed`, 'info')
-  })
+  }
   if (port === null) {
     const close = await serveStdio(gateway, sessions, () => shutdown(0, closers))
     closers.unshift(close)

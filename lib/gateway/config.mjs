@@ -222,13 +222,14 @@ function checkCodecall(raw, serverNames, baseDir) {
     approval: undefined,
     cacheDir: undefined,
     scripts: undefined,
+    stateKey: undefined,
   }
   if (raw === undefined) return out
   expect(isObject(raw), 'an object', raw, path)
   checkKeys(
     raw,
     ['mode', 'topK', 'maxDefinitions', 'metaToolPrefix', 'metaToolSeparator', 'vm', 'search', 'allowedServers',
-      'directCalls', 'callTimeoutMs', 'startupTimeoutMs', 'audit', 'approval', 'cacheDir', 'scripts'],
+      'directCalls', 'callTimeoutMs', 'startupTimeoutMs', 'audit', 'approval', 'cacheDir', 'scripts', 'stateKey'],
     path,
   )
   if (own(raw, 'mode')) {
@@ -269,6 +270,12 @@ function checkCodecall(raw, serverNames, baseDir) {
   }
   if (own(raw, 'approval')) out.approval = checkApproval(raw.approval, `${path}.approval`)
   if (own(raw, 'scripts') && raw.scripts !== null) out.scripts = checkScripts(raw.scripts, baseDir, `${path}.scripts`)
+  // §12: the key that seals requestState (instances sharing it resume each other's approvals).
+  if (own(raw, 'stateKey') && raw.stateKey !== null) {
+    const key = nonEmpty(raw.stateKey, `${path}.stateKey`)
+    if (Buffer.byteLength(key, 'utf8') < 16) throw new ConfigError(`must be at least 16 bytes (e.g. 32 random bytes, hex; use \${VAR} to keep it out of the file)`, `${path}.stateKey`)
+    out.stateKey = key
+  }
   if (own(raw, 'callTimeoutMs')) out.callTimeoutMs = positiveInt(raw.callTimeoutMs, `${path}.callTimeoutMs`)
   if (own(raw, 'startupTimeoutMs')) out.startupTimeoutMs = positiveInt(raw.startupTimeoutMs, `${path}.startupTimeoutMs`)
   if (own(raw, 'cacheDir')) {

@@ -41,7 +41,8 @@ export class Gateway {
     /** Scopes with an upstream call in flight, per server: upstream logging goes to them. */
     this.active = new Map()
     this.suppressChanges = false
-    this.codecall = new CodeCall({
+    /** The engine's options; the engine itself is made on the first request that needs it (§12). */
+    this.engineOptions = {
       mode: c.mode,
       topK: c.topK,
       maxDefinitions: c.maxDefinitions,
@@ -56,10 +57,18 @@ export class Gateway {
       onToolsChanged: () => {
         if (!this.suppressChanges) this.onToolsChanged()
       },
-    })
-    this.metaNames = new Set(this.codecall.metaTools().map((t) => t.name))
+    }
+    // What the engine would refuse (vm limits, ...) is refused now, by an engine without the store:
+    // starting opens no store and starts no upstream (a client's probe process costs nothing).
+    const { scripts: _store, onToolsChanged: _changed, ...checked } = this.engineOptions
+    new CodeCall(checked).dispose().catch(() => {})
+    /** @type {any} */
+    this.engine = null
+    // The meta-tools' names, as the engine names them (checked when it is made).
+    const kinds = ['search', 'describe', 'execute', ...(c.directCalls?.enabled ? ['invoke'] : []), ...(c.scripts ? ['save'] : [])]
     this.metaByKind = {}
-    for (const name of this.metaNames) this.metaByKind[name.slice(c.metaToolPrefix.length + c.metaToolSeparator.length)] = name
+    for (const kind of kinds) this.metaByKind[kind] = `${c.metaToolPrefix}${c.metaToolSeparator}${kind}`
+    this.metaNames = new Set(Object.values(this.metaByKind))
     /** @type {Map<string, Upstream>} */
     this.upstreams = new Map()
     for (const spec of config.servers) {
@@ -76,6 +85,8 @@ export class Gateway {
       )
     }
     this.started = null
+    /** @type {(() => void) | null} told once every upstream has started or failed */
+    this.onStarted = null
     this.closed = false
     /** `<server>:<tool>` → whether the engine indexes it (by its mode); cleared on each re-index. */
     this.indexed = new Map()
@@ -86,10 +97,44 @@ export class Gateway {
     this.savedLengths = new Map()
   }
 
+  /**
+   * The engine, made on first use (a store that cannot be opened is an error then, naming its path).
+   * @returns {any}
+   */
+  get codecall() {
+    if (this.engine === null) {
+      if (this.closed) throw Object.assign(new Error('The gateway is closed'), { code: 'POOL_DISPOSED' })
+      this.engine = new CodeCall(this.engineOptions)
+      const c = this.config.codecall
+      this.metaNames = new Set(this.engine.metaTools().map((/** @type {any} */ t) => t.name))
+      this.metaByKind = {}
+      for (const name of this.metaNames) this.metaByKind[name.slice(c.metaToolPrefix.length + c.metaToolSeparator.length)] = name
+    }
+    return this.engine
+  }
+
+  /**
+   * The MCP `tools/list` answer for a client: upstreams start now (a first real request); when the
+   * mode lists upstream tools, it waits for them as a meta-tool call does.
+   */
+  async listToolsReady() {
+    const started = this.start()
+    if (this.config.codecall.mode !== 'codecall_only') await this.#startedOrLate(started)
+    return this.listTools()
+  }
+
+  /** Waits for the upstreams' start, at most min(startupTimeoutMs, 10 s). */
+  async #startedOrLate(started) {
+    let timer
+    await Promise.race([started, new Promise((r) => (timer = setTimeout(r, Math.min(this.config.codecall.startupTimeoutMs, 10_000))))])
+    clearTimeout(timer)
+  }
+
   /** Starts every upstream in parallel; resolves when each is connected or has failed. */
   start() {
     if (!this.started) {
       this.started = Promise.all([...this.upstreams.values()].map((u) => u.start().then(() => this.reindex())))
+      this.started.then(() => this.onStarted?.()).catch(() => {})
     }
     return this.started
   }
@@ -147,9 +192,7 @@ export class Gateway {
     overrides ??= {}
     // Upstreams still starting after this are called when they are ready (a call waits for its
     // server's start); one slow server does not hold every meta-tool call for its whole timeout.
-    let timer
-    await Promise.race([this.start(), new Promise((r) => (timer = setTimeout(r, Math.min(this.config.codecall.startupTimeoutMs, 10_000))))])
-    clearTimeout(timer)
+    await this.#startedOrLate(this.start())
     this.#kickFailed()
     const kind = name === this.metaByKind.execute ? 'execute' : name === this.metaByKind.invoke ? 'invoke' : null
     const started = performance.now()
@@ -483,7 +526,7 @@ export class Gateway {
     if (this.closed) return
     this.closed = true
     await Promise.all([...this.upstreams.values()].map((u) => u.close().catch(() => {})))
-    await this.codecall.dispose().catch(() => {})
+    await this.engine?.dispose().catch(() => {})
     await this.audit?.close()
   }
 }

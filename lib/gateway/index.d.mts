@@ -50,6 +50,12 @@ export interface GatewayOptions {
    * folder) or `':memory:'`. `undefined`: no saved scripts (no `codecall_save`).
    */
   scripts?: { store: string; historySize?: number; maxDepth?: number }
+  /**
+   * §12: the key (at least 16 bytes) that seals `requestState` for approvals across modern
+   * requests; gateways sharing it resume each other's states. `undefined`: `CODECALL_STATE_KEY`,
+   * else a random key of the process (only it can resume).
+   */
+  stateKey?: string
 }
 
 export interface GatewayConfig {
