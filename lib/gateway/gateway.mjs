@@ -505,6 +505,8 @@ export class Gateway {
     return {
       // §11: whose recent executions a `codecall_save` by executionId reads (null: one shared).
       sessionId: scope.sessionId,
+      // §12: the request's stream closed, or notifications/cancelled: the execution ends.
+      signal: scope.signal,
       deniedTools,
       ...(approve ? { approve } : {}),
       // §9: these functions call '<server>:<tool>' — approvals hold for them as for callTool.
