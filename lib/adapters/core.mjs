@@ -6,9 +6,11 @@
 //
 // It never calls a tool any other way than through the binding's `callTool`, so the framework's
 // input validation, outputSchema checks and the handler's context are those of a direct call.
+import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { approveByElicitation, coalesced, indexTools, invalidArgumentsResult, metaToolResult, RequestScope, unknownTool } from '../common/mcp.mjs'
 import { inToolCall, metaWithContext, withMetaParent } from '../common/otel.mjs'
+import { canElicitForm, ParkedRuns, stateKey } from '../common/modern.mjs'
 
 export { unknownTool }
 
@@ -126,58 +128,223 @@ export function toolDefinition(tool, serverName, overrides) {
   return def
 }
 
+/** How long a client may keep a `tools/list` answer that holds only the meta-tools (they never change). */
+const FIXED_LIST_TTL_MS = 3_600_000
+/** Adapter options that may stand next to `engine` (the rest are the engine's own: `new CodeCall(...)`). */
+const WITH_ENGINE = ['engine', 'tools', 'stateKey', 'approvalTimeoutMs']
+
+/**
+ * What the adapters keep per engine, made on its first `codeMode()`: the fingerprint of the tools
+ * it was given (a server built per request whose tools are the same costs no re-index), its
+ * meta-tool names, the approval wait its requests are bounded by, the runs parked across requests
+ * (§12), and, for an engine of its own server, whether it waits to be disposed.
+ * @type {WeakMap<object, { owned: boolean, fingerprint: string | null, metaNames: Set<string>, approvalTimeoutMs: number,
+ *   keyOption: unknown, parked: ParkedRuns, live: number, released: boolean, warned: boolean }>}
+ */
+const engines = new WeakMap()
+
+/**
+ * Parked runs per state key, for the whole process: a client's retry may reach another server
+ * instance (and, without a shared engine, another engine) than the request that parked the run.
+ * @type {Map<string, ParkedRuns>}
+ */
+const parkedByKey = new Map()
+
+/** The `ParkedRuns` of a state key (option, else `CODECALL_STATE_KEY`, else one random key per process). */
+function parkedRunsFor(keyOption, timeoutMs, log) {
+  const { key, configured } = stateKey(keyOption)
+  const id = configured ? `k:${key.toString('hex')}` : 'process'
+  let parked = parkedByKey.get(id)
+  if (!parked) {
+    parked = new ParkedRuns({ key, timeoutMs, log })
+    parkedByKey.set(id, parked)
+  }
+  // One key, one set of runs: a state lives as long as the longest approval wait it may cover.
+  parked.timeoutMs = Math.max(parked.timeoutMs, timeoutMs)
+  return parked
+}
+
+/** An object that looks like a `CodeCall` (any copy of this package). */
+function isEngine(value) {
+  return value !== null && typeof value === 'object' && ['handle', 'setTools', 'upsertTools', 'listTools', 'metaTools', 'dispose'].every((m) => typeof value[m] === 'function')
+}
+
+/** Same key bytes (a string or bytes) — or both unset. */
+function sameKey(a, b) {
+  if (a === b) return true
+  if (a === undefined || a === null || b === undefined || b === null) return false
+  const bytes = (v) => (typeof v === 'string' ? Buffer.from(v, 'utf8') : v instanceof Uint8Array ? Buffer.from(v) : null)
+  const x = bytes(a)
+  const y = bytes(b)
+  return x !== null && y !== null && x.equals(y)
+}
+
+/** A short digest of the tool definitions an engine was given. */
+function fingerprint(defs) {
+  return createHash('sha256').update(JSON.stringify(defs)).digest('base64url')
+}
+
+/**
+ * Lets an engine go when its server closes: disposed now if it is the server's own and no run of
+ * it is in flight, else when its last run ends (a run parked across requests may be resumed through
+ * another server instance). An engine given with `options.engine` is the application's: untouched.
+ * @param {any} codecall
+ */
+export function releaseEngine(codecall) {
+  const state = engines.get(codecall)
+  if (!state) {
+    codecall?.dispose?.().catch(() => {})
+    return
+  }
+  if (!state.owned) return
+  state.released = true
+  if (state.live === 0) codecall.dispose().catch(() => {})
+}
+
 /**
  * Puts a CodeCall in front of a server through a framework binding; returns the CodeCall.
+ *
+ * `options.engine`: a `CodeCall` the application made once and shares between servers (SDK 2.x
+ * builds one per HTTP request or stdio connection); nothing is built per server then, and the
+ * engine's tools are re-indexed only when this server's differ from what it holds. Engine options
+ * belong to the engine: next to `engine`, only `tools`, `stateKey` and `approvalTimeoutMs` (the
+ * engine's `approval.timeoutMs`, when not the default) are taken.
  *
  * @param {{
  *   serverName: string,
  *   listTools: () => Promise<any[]>,
  *   callTool: (name: string, args: unknown, request: any, extra: any, via?: any) => Promise<any>,
  *   context: (extra: any, via?: any) => { sessionId?: string | null, sendNotification?: (n: any) => Promise<void>, signal?: AbortSignal,
- *     elicit?: (params: any, options: { signal?: AbortSignal, timeout?: number }) => Promise<any>, canElicit?: () => boolean },
+ *     elicit?: (params: any, options: { signal?: AbortSignal, timeout?: number }) => Promise<any>, canElicit?: () => boolean,
+ *     modern?: { protocolVersion: string, capabilities: Record<string, any>, logLevel: string | null } | null,
+ *     principal?: string | null, requestState?: unknown, inputResponses?: Record<string, unknown>, toolExtra?: any },
  *   install: (handlers: { list: (request: any, extra: any) => Promise<any>, call: (request: any, extra: any, via?: any) => Promise<any> }) => void,
  *   watch: (changed: () => void) => void,
  *   sendToolListChanged: () => void,
  *   visible?: (via: any) => Promise<Set<string> | null>,
+ *   modern?: (extra: any) => object | null,
+ *   cacheHint?: () => { ttlMs?: number, cacheScope?: string } | undefined,
  *   log?: (line: string) => void,
  * }} binding
+ *   `context().modern`: the request is of the stateless era (§12) and what it declared; then
+ *   `principal` (its HTTP auth), `requestState` / `inputResponses` (a retry's), and `toolExtra`
+ *   (the context its tool calls get: without the retry's material, which is the meta-tool's).
  * @param {Record<string, any>} [options]
  */
 export function attach(binding, options) {
   options ??= {}
   if (options === null || typeof options !== 'object') throw invalidArg('codeMode(server, options): options must be an object')
-  const { tools: overrides, ...rest } = options
+  const { tools: overrides, engine, stateKey: keyOption, approvalTimeoutMs, ...rest } = options
   if (overrides !== undefined && overrides !== null && typeof overrides !== 'object') {
     throw invalidArg('codeMode(server, options): options.tools must be an object of per-tool metadata')
   }
+  const shared = engine !== undefined && engine !== null
+  if (shared) {
+    if (!isEngine(engine)) throw invalidArg('codeMode(server, options): options.engine must be a CodeCall')
+    const misplaced = Object.keys(rest).filter((k) => rest[k] !== undefined)
+    if (misplaced.length > 0) {
+      throw invalidArg(
+        `codeMode(server, { engine }): ${misplaced.map((k) => `'${k}'`).join(', ')} belong${misplaced.length === 1 ? 's' : ''} to the engine — ` +
+          `give ${misplaced.length === 1 ? 'it' : 'them'} to new CodeCall(...); next to engine, codeMode takes only ${WITH_ENGINE.slice(1).join(', ')}`,
+      )
+    }
+  } else if (approvalTimeoutMs !== undefined) {
+    throw invalidArg('codeMode(server, options): approvalTimeoutMs goes with options.engine (without one, options.approval.timeoutMs is the engine’s own)')
+  }
+  if (approvalTimeoutMs !== undefined && !(typeof approvalTimeoutMs === 'number' && Number.isFinite(approvalTimeoutMs) && approvalTimeoutMs > 0)) {
+    throw invalidArg(`codeMode(server, options): approvalTimeoutMs must be a positive number of milliseconds (got ${String(approvalTimeoutMs)})`)
+  }
+  const log = binding.log ?? ((line) => process.stderr.write(`codecall: ${line}\n`))
+  const names = (list) => new Set(list.map((t) => t.name))
   const userChanged = rest.onToolsChanged
-  const approvalOn = rest.approval !== undefined && rest.approval !== null
-  const approvalTimeout = typeof rest.approval?.timeoutMs === 'number' ? rest.approval.timeoutMs : 120_000
   let ready = false
   let holding = false
+  let listed = new Set()
   const changed = () => {
     listed = names(codecall.listTools())
     if (ready) binding.sendToolListChanged()
     if (typeof userChanged === 'function') userChanged()
   }
-  const codecall = new CodeCall({
-    metaToolSeparator: '_',
-    ...rest,
-    onToolsChanged: () => {
-      if (!holding) changed()
-    },
-  })
-  const log = binding.log ?? ((line) => process.stderr.write(`codecall: ${line}\n`))
-  const names = (list) => new Set(list.map((t) => t.name))
-  const metaNames = names(codecall.metaTools())
-  let listed = new Set()
+
+  /** @type {any} */
+  let codecall
+  let state = shared ? engines.get(engine) : undefined
+  if (shared) {
+    codecall = engine
+    const timeoutMs = approvalTimeoutMs ?? 120_000
+    if (!state) {
+      state = {
+        owned: false,
+        fingerprint: null,
+        metaNames: names(engine.metaTools()),
+        approvalTimeoutMs: timeoutMs,
+        keyOption,
+        parked: parkedRunsFor(keyOption, timeoutMs, log),
+        live: 0,
+        released: false,
+        warned: false,
+      }
+      engines.set(engine, state)
+    } else {
+      if (!sameKey(state.keyOption, keyOption)) throw invalidArg('codeMode(server, { engine }): this engine is already served with another stateKey (one key per engine)')
+      if (approvalTimeoutMs !== undefined && approvalTimeoutMs !== state.approvalTimeoutMs) {
+        throw invalidArg(`codeMode(server, { engine }): this engine is already served with approvalTimeoutMs ${state.approvalTimeoutMs}`)
+      }
+    }
+    if (!state.warned && [...state.metaNames].some((n) => n.includes(':'))) {
+      state.warned = true
+      log("codeMode: the engine's meta-tool names contain ':' — create it with metaToolSeparator: '_' for clients that accept only [A-Za-z0-9_-]")
+    }
+  } else {
+    codecall = new CodeCall({
+      metaToolSeparator: '_',
+      ...rest,
+      onToolsChanged: () => {
+        if (!holding) changed()
+      },
+    })
+    const timeoutMs = typeof rest.approval?.timeoutMs === 'number' ? rest.approval.timeoutMs : 120_000
+    state = {
+      owned: true,
+      fingerprint: null,
+      metaNames: names(codecall.metaTools()),
+      approvalTimeoutMs: timeoutMs,
+      keyOption,
+      parked: parkedRunsFor(keyOption, timeoutMs, log),
+      live: 0,
+      released: false,
+      warned: true,
+    }
+    engines.set(codecall, state)
+  }
+  const engineState = state
+  // Without a policy of its own nothing asks; a shared engine's policy is not readable: offer `approve`.
+  const approvalOn = shared || (rest.approval !== undefined && rest.approval !== null)
+  const approvalTimeout = engineState.approvalTimeoutMs
+  const metaNames = engineState.metaNames
+  let synced = false
 
   // The server's tools, read through its own tools/list: JSON Schema as the framework converts it.
   const refresh = coalesced(async () => {
     try {
       const tools = await binding.listTools()
       const defs = tools.filter((t) => !metaNames.has(t.name)).map((t) => toolDefinition(t, binding.serverName, overrides))
-      indexTools(codecall, defs, (name, message) => log(`codeMode: tool '${name}' not indexed: ${message}`), (fn) => {
+      const report = (name, message) => log(`codeMode: tool '${name}' not indexed: ${message}`)
+      if (shared) {
+        // A server built per request lists what the engine already holds: nothing to index.
+        const print = fingerprint(defs)
+        if (engineState.fingerprint !== print) {
+          const before = listed
+          indexTools(codecall, defs, report)
+          engineState.fingerprint = print
+          listed = names(codecall.listTools())
+          if (ready && (before.size !== listed.size || [...before].some((n) => !listed.has(n)))) binding.sendToolListChanged()
+        } else if (!synced) {
+          listed = names(codecall.listTools())
+        }
+        return
+      }
+      indexTools(codecall, defs, report, (fn) => {
         holding = true
         try {
           fn()
@@ -188,18 +355,149 @@ export function attach(binding, options) {
       })
     } finally {
       ready = true
+      synced = true
     }
   })
-  const current = () => refresh.pending() ?? Promise.resolve()
   const refreshed = () =>
     refresh().catch((e) => log(`codeMode: listing the server's tools failed: ${e?.message ?? e}`))
+  // An engine of its own is indexed at once; a shared one on the first request that needs it.
+  const current = () => refresh.pending() ?? (synced ? Promise.resolve() : refreshed())
   binding.watch(refreshed)
-  refreshed()
+  if (!shared) refreshed()
+
+  /** A script's tool calls through this request's own tools/call path (§10: in its tool_call span). */
+  const toolsOf = (request, extra, via) => (tool, input) => {
+    if (!inToolCall()) return binding.callTool(tool, input, request, extra, via)
+    const own = forToolCall(request, extra)
+    return binding.callTool(tool, input, own.request, own.extra, via)
+  }
+
+  /** A meta-tool's answer as the client gets it. */
+  const finish = async (result, via) => {
+    // Where the framework shows each session its own tools (FastMCP's canAccess), a session
+    // is never shown another's in search or describe.
+    const visible = binding.visible ? await binding.visible(via) : null
+    return metaToolResult(visible ? onlyVisible(result, visible) : result)
+  }
+
+  /** One meta-tool call run to its end within this request (no parking). */
+  const runHere = async (name, args, request, host, scope, via) => {
+    try {
+      // §10: the client's `_meta.traceparent` is the parent of this call's spans.
+      const result = await withMetaParent(request?.params?._meta, () => codecall.handle(name, args ?? {}, host))
+      await scope.flushed()
+      return await finish(result, via)
+    } catch (e) {
+      return invalidArgumentsResult(e)
+    } finally {
+      scope.end()
+    }
+  }
+
+  /** §9 on a legacy connection: approvals by the session's `elicitation/create`. */
+  const legacyCall = (name, args, request, extra, via, context) => {
+    // Notifications only: progress is the tools' own (they get the request's token), and the
+    // request's signal already reaches them through their own context.
+    const scope = new RequestScope({ sessionId: context.sessionId, sendNotification: context.sendNotification })
+    /** @type {any} */
+    const host = {
+      // §11: whose recent executions `codecall_save` reads an executionId from (null: one shared).
+      sessionId: context.sessionId ?? null,
+      // The script's calls run with this request's context (session, auth, signal, progress token),
+      // and, inside the engine's tool_call span (§10), that span as their trace context.
+      callTool: toolsOf(request, extra, via),
+      onEvent: (event) => scope.event(event),
+    }
+    if (context.signal) host.signal = context.signal
+    // §9: approvals through this session's client (elicitation); without the capability,
+    // `approve` stays absent and the policy's whenUnavailable decides.
+    const elicit = context.elicit
+    if (approvalOn && elicit && context.canElicit?.()) {
+      const signal = context.signal ? AbortSignal.any([context.signal, scope.signal]) : scope.signal
+      host.approve = (/** @type {any} */ r) => approveByElicitation(elicit, r, { signal, timeout: approvalTimeout })
+    }
+    return runHere(name, args, request, host, scope, via)
+  }
+
+  /**
+   * §12 on a modern request: no session, capabilities from the request, logs only at its
+   * `logLevel`; approvals end the request with `input_required` and the run waits parked for the
+   * retry, which may come through another server instance.
+   */
+  const modernCall = async (name, args, request, extra, via, context) => {
+    const modern = /** @type {{ capabilities: Record<string, any>, logLevel: string | null }} */ (context.modern)
+    const principal = context.principal ?? null
+    const canAsk = canElicitForm(modern.capabilities)
+    const requestState = context.requestState
+    const callTool = toolsOf(request, context.toolExtra ?? extra, via)
+    if ((requestState === undefined || requestState === null) && !canAsk) {
+      // Nobody can be asked (whenUnavailable decides) and nothing to resume: run it here.
+      const scope = new RequestScope({ sessionId: principal, sendNotification: context.sendNotification, logLevel: () => modern.logLevel })
+      /** @type {any} */
+      const host = { sessionId: principal, callTool, onEvent: (event) => scope.event(event) }
+      if (context.signal) host.signal = context.signal
+      return runHere(name, args, request, host, scope, via)
+    }
+    try {
+      const out = await engineState.parked.call({
+        tool: name,
+        args: args ?? {},
+        principal,
+        requestState,
+        inputResponses: context.inputResponses,
+        // `callTool`: this request's own tools/call path, which the run's calls take while it is attached.
+        attach: /** @type {any} */ ({ send: context.sendNotification, logLevel: modern.logLevel, signal: context.signal, callTool }),
+        start: (run) => {
+          engineState.live += 1
+          const scope = new RequestScope({ sessionId: principal, sendNotification: (n) => run.send(n), logLevel: run.logLevel })
+          /** @type {any} */
+          const host = {
+            // §11/§12: no session in this era — the principal's executions (null: this process's).
+            sessionId: principal,
+            signal: run.signal,
+            callTool: (/** @type {string} */ tool, /** @type {unknown} */ input) => {
+              // An expired or cancelled run calls nothing more.
+              if (run.signal.aborted) throw new Error(`the execution was ended: ${run.signal.reason?.message ?? 'aborted'}`)
+              return run.attached().callTool(tool, input)
+            },
+            onEvent: (/** @type {any} */ event) => scope.event(event),
+          }
+          if (canAsk) host.approve = run.approve
+          return (async () => {
+            try {
+              const result = await withMetaParent(request?.params?._meta, () => codecall.handle(name, args ?? {}, host))
+              await scope.flushed()
+              return await finish(result, via)
+            } finally {
+              scope.end()
+              engineState.live -= 1
+              if (engineState.released && engineState.live === 0) codecall.dispose().catch(() => {})
+            }
+          })()
+        },
+      })
+      if ('inputRequired' in out) return { resultType: 'input_required', ...out.inputRequired }
+      return out.result
+    } catch (e) {
+      // A refused requestState (nothing ran), or malformed arguments.
+      return invalidArgumentsResult(e)
+    }
+  }
 
   binding.install({
-    list: async () => {
+    list: async (request, extra) => {
       await current()
-      return { tools: codecall.listTools() }
+      const tools = codecall.listTools()
+      /** @type {Record<string, unknown>} */
+      const out = { tools }
+      // §12: a modern list answer says how long it may be kept. The server's own hint wins; a list
+      // of the meta-tools alone never changes and is the same for every client.
+      if (binding.modern?.(extra)) {
+        const hint = binding.cacheHint?.() ?? (tools.every((t) => metaNames.has(t.name)) ? { ttlMs: FIXED_LIST_TTL_MS, cacheScope: 'public' } : undefined)
+        if (hint?.ttlMs !== undefined) out.ttlMs = hint.ttlMs
+        if (hint?.cacheScope !== undefined) out.cacheScope = hint.cacheScope
+      }
+      return out
     },
     // `via`: what the binding needs to reach this request's own tools/call path (e.g. its session).
     call: async (request, extra, via) => {
@@ -207,43 +505,9 @@ export function attach(binding, options) {
       const name = request?.params?.name
       const args = request?.params?.arguments
       if (metaNames.has(name)) {
-        // Notifications only: progress is the tools' own (they get the request's token), and the
-        // request's signal already reaches them through their own context.
         const context = binding.context(extra, via)
-        const scope = new RequestScope({ sessionId: context.sessionId, sendNotification: context.sendNotification })
-        /** @type {any} */
-        const host = {
-          // §11: whose recent executions `codecall_save` reads an executionId from (null: one shared).
-          sessionId: context.sessionId ?? null,
-          // The script's calls run with this request's context (session, auth, signal, progress token),
-          // and, inside the engine's tool_call span (§10), that span as their trace context.
-          callTool: (tool, input) => {
-            if (!inToolCall()) return binding.callTool(tool, input, request, extra, via)
-            const own = forToolCall(request, extra)
-            return binding.callTool(tool, input, own.request, own.extra, via)
-          },
-          onEvent: (event) => scope.event(event),
-        }
-        // §9: approvals through this session's client (elicitation); without the capability,
-        // `approve` stays absent and the policy's whenUnavailable decides.
-        const elicit = context.elicit
-        if (approvalOn && elicit && context.canElicit?.()) {
-          const signal = context.signal ? AbortSignal.any([context.signal, scope.signal]) : scope.signal
-          host.approve = (/** @type {any} */ r) => approveByElicitation(elicit, r, { signal, timeout: approvalTimeout })
-        }
-        try {
-          // §10: the client's `_meta.traceparent` is the parent of this call's spans.
-          const result = await withMetaParent(request?.params?._meta, () => codecall.handle(name, args ?? {}, host))
-          await scope.flushed()
-          // Where the framework shows each session its own tools (FastMCP's canAccess), a session
-          // is never shown another's in search or describe.
-          const visible = binding.visible ? await binding.visible(via) : null
-          return metaToolResult(visible ? onlyVisible(result, visible) : result)
-        } catch (e) {
-          return invalidArgumentsResult(e)
-        } finally {
-          scope.end()
-        }
+        if (context.modern) return modernCall(name, args, request, extra, via, context)
+        return legacyCall(name, args, request, extra, via, context)
       }
       if (listed.has(name)) return binding.callTool(name, args, request, extra, via)
       throw unknownTool(name)

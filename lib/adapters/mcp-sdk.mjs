@@ -9,7 +9,32 @@
 // are the SDK's own, with its request parsing, input validation and outputSchema checks; they
 // are kept and called for every real tool call. `__test__/adapters/` fails loudly the day a
 // version moves that map.
-import { assertUnclaimed, attach, claim, invalidArg, callThrough, listingContext, unknownTool } from './core.mjs'
+import { assertUnclaimed, attach, claim, invalidArg, callThrough, listingContext, releaseEngine, unknownTool } from './core.mjs'
+import { modernRequest, principalOf } from '../common/modern.mjs'
+
+/**
+ * A handler context without a retry's `requestState` and `inputResponses`: those answer the
+ * meta-tool's `input_required`, not the tools a script calls (a tool's own multi-round-trip, or a
+ * server's `requestState.verify` hook, must not read them as its own).
+ */
+function withoutRetryMaterial(extra) {
+  const req = extra?.mcpReq
+  if (req === null || typeof req !== 'object') return extra
+  const state = typeof req.requestState === 'function' ? req.requestState() : undefined
+  if (state === undefined && req.inputResponses === undefined) return extra
+  try {
+    const props = Object.getOwnPropertyDescriptors(req)
+    delete props.inputResponses
+    delete props.droppedInputResponseKeys
+    props.requestState = { value: () => undefined, writable: true, enumerable: true, configurable: true }
+    const mcpReq = Object.create(Object.getPrototypeOf(req), props)
+    const outer = Object.getOwnPropertyDescriptors(extra)
+    outer.mcpReq = { value: mcpReq, writable: true, enumerable: true, configurable: true }
+    return Object.create(Object.getPrototypeOf(extra), outer)
+  } catch {
+    return extra
+  }
+}
 
 /** The low-level `Server` under a server object, and whether it is an `McpServer`. */
 function lowLevel(server) {
@@ -26,7 +51,9 @@ function lowLevel(server) {
 
 /**
  * Puts CodeCall in front of an SDK server. Call it after registering tools (later ones are
- * re-indexed too). Returns the `CodeCall`.
+ * re-indexed too). Returns the `CodeCall`: the server's own, disposed when the server closes (or
+ * when its last run parked across requests ends), or `options.engine`, shared and never disposed
+ * here (SDK 2.x's `createMcpHandler` / `serveStdio` build a server per request / connection).
  * @param {any} server
  * @param {Record<string, any>} [options]
  */
@@ -83,8 +110,25 @@ export function codeMode(server, options = {}) {
         return callThrough(inner.call, name, args, request, extra)
       },
       context(extra) {
+        // §12: a modern request (SDK 2.x lifts its envelope into ctx.mcpReq.envelope) declares its
+        // own capabilities and log level, and a retry carries its answers and requestState.
+        const modern = modernRequest(extra)
+        if (modern) {
+          const req = extra.mcpReq
+          return {
+            modern,
+            principal: principalOf(extra?.http?.authInfo),
+            requestState: typeof req.requestState === 'function' ? req.requestState() : undefined,
+            inputResponses: req.inputResponses,
+            toolExtra: withoutRetryMaterial(extra),
+            sessionId: null,
+            sendNotification: req.notify,
+            signal: req.signal,
+          }
+        }
         // §9: ask this request's own client (SDK 2.x: through the request; 1.x: the session's
-        // server, related to this request so Streamable HTTP answers on its stream).
+        // server, related to this request so Streamable HTTP answers on its stream). Capabilities
+        // are the connection's (its initialize): legacy stateful connections only.
         const viaRequest = typeof extra?.mcpReq?.elicitInput === 'function' ? extra.mcpReq : null
         return {
           sessionId: extra?.sessionId ?? null,
@@ -96,6 +140,12 @@ export function codeMode(server, options = {}) {
               ? viaRequest.elicitInput(params, options)
               : low.elicitInput(params, { ...options, relatedRequestId: extra?.requestId }),
         }
+      },
+      modern: (extra) => modernRequest(extra),
+      cacheHint() {
+        // The server's own `cacheHints['tools/list']` (SDK 2.x), which its wrapped handler would add.
+        const hint = low._cacheHints?.['tools/list']
+        return hint !== null && typeof hint === 'object' ? hint : undefined
       },
       install({ list, call }) {
         mine.list = list
@@ -130,15 +180,16 @@ export function codeMode(server, options = {}) {
     options,
   )
   claim(server)
-  // The engine (index, sandbox) lives as long as the server: when its connection closes, it goes.
-  // (A server per request — the SDK's stateless HTTP pattern — would otherwise keep every one.)
+  // The server's own engine (index, sandbox) lives as long as the server: when its connection
+  // closes, it goes — once no run of it waits parked for a retry (§12). A shared engine
+  // (`options.engine`) is the application's: it stays.
   const onclose = low._onclose
   if (typeof onclose === 'function') {
     low._onclose = function (...args) {
       try {
         return onclose.apply(this, args)
       } finally {
-        codecall.dispose().catch(() => {})
+        releaseEngine(codecall)
       }
     }
   }

@@ -25,12 +25,14 @@ const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel'
  * @returns {{ protocolVersion: string, capabilities: Record<string, any>, logLevel: string | null } | null}
  */
 export function modernRequest(ctx, request) {
+  // SDK 2.x lifts the envelope out of `_meta` keyed as on the wire (`ctx.mcpReq.envelope` has the
+  // full `io.modelcontextprotocol/...` names; `ctx.mcpReq._meta` no longer has them).
   const envelope = ctx?.mcpReq?.envelope
   const meta = request?.params?._meta
-  const version = envelope?.protocolVersion ?? meta?.[PROTOCOL_VERSION_KEY]
+  const version = envelope?.[PROTOCOL_VERSION_KEY] ?? meta?.[PROTOCOL_VERSION_KEY]
   if (typeof version !== 'string' || version < MODERN_VERSION) return null
-  const capabilities = envelope?.clientCapabilities ?? meta?.[CAPABILITIES_KEY]
-  const level = envelope?.logLevel ?? meta?.[LOG_LEVEL_KEY]
+  const capabilities = envelope?.[CAPABILITIES_KEY] ?? meta?.[CAPABILITIES_KEY]
+  const level = envelope?.[LOG_LEVEL_KEY] ?? meta?.[LOG_LEVEL_KEY]
   return {
     protocolVersion: version,
     capabilities: capabilities !== null && typeof capabilities === 'object' ? capabilities : {},
@@ -196,6 +198,8 @@ class Run {
     this.asks = []
     /** @type {{ send?: (n: any) => unknown, progressToken?: string | number, logLevel: string | null, signal?: AbortSignal } | null} */
     this.current = null
+    /** The request attached last (kept while parked), as the caller gave it. */
+    this.last = null
     this.stopListening = () => {}
     this.wake = deferred()
     /** @type {{ ok: boolean, value: any } | null} */
@@ -206,6 +210,7 @@ class Run {
 
   attach(request) {
     this.current = request
+    this.last = request
     if (this.expiry) clearTimeout(this.expiry)
     this.expiry = null
     const signal = request.signal
@@ -249,12 +254,14 @@ class Run {
  */
 export class ParkedRuns {
   /**
-   * @param {{ key: Buffer, timeoutMs?: number, log?: (line: string) => void, now?: () => number }} options
-   *   `timeoutMs`: the approval wait's bound (§9 `approval.timeoutMs`), which a state outlives by a grace.
+   * @param {{ key: Buffer, timeoutMs?: number, graceMs?: number, log?: (line: string) => void, now?: () => number }} options
+   *   `timeoutMs`: the approval wait's bound (§9 `approval.timeoutMs`), which a state outlives by
+   *   `graceMs` (default 30 s).
    */
   constructor(options) {
     this.seal = new StateSeal(options.key)
     this.timeoutMs = options.timeoutMs ?? 120_000
+    this.graceMs = options.graceMs ?? EXPIRY_GRACE_MS
     this.log = options.log ?? (() => {})
     this.now = options.now ?? Date.now
     /** @type {Map<string, Run>} */
@@ -278,7 +285,8 @@ export class ParkedRuns {
    *           progressToken?: string | number, logLevel: string | null, signal?: AbortSignal },
    *           start: (run: { approve: (r: any) => Promise<string>, send: (n: any) => unknown,
    *                          signal: AbortSignal, progressToken: () => string | number | undefined,
-   *                          logLevel: () => string | null }) => Promise<any> }} call
+   *                          logLevel: () => string | null, attached: () => any }) => Promise<any> }} call
+   *   `attached()`: the `attach` object of the request attached now (else of the last one).
    * @returns {Promise<{ result: any } | { inputRequired: { inputRequests: Record<string, any>, requestState: string } }>}
    */
   async call(call) {
@@ -299,6 +307,9 @@ export class ParkedRuns {
         signal: run.signal,
         progressToken: () => run.current?.progressToken,
         logLevel: () => run.current?.logLevel ?? null,
+        // The request attached now, else the one attached last: a host reaches tools through the
+        // request that carries the run now (its context, its server), not the one that started it.
+        attached: () => run.current ?? run.last,
       }
       let started
       try {
@@ -369,7 +380,7 @@ export class ParkedRuns {
 
   /** Parks the run: its input requests and a fresh state. */
   #park(run) {
-    const expiresAt = this.now() + this.timeoutMs + EXPIRY_GRACE_MS
+    const expiresAt = this.now() + this.timeoutMs + this.graceMs
     if (run.expiry) clearTimeout(run.expiry)
     run.expiry = setTimeout(() => {
       this.log(`an execution waiting for approval expired (${run.binding.tool})`)
