@@ -16,6 +16,10 @@ mkdirSync(DIR, { recursive: true })
 afterAll(() => rmSync(DIR, { recursive: true, force: true }))
 
 describe('README quick start', () => {
+  it('quotes examples/modern-server.mjs (run by modern.spec.ts) as it is', () => {
+    expect(readme).toContain(`\`\`\`js\n${readFileSync(join(ROOT, 'examples', 'modern-server.mjs'), 'utf8')}\`\`\``)
+  })
+
   it('has the three framework blocks', () => {
     expect(blocks.map((b) => b.name)).toEqual(['sdk1', 'sdk2', 'fastmcp'])
   })

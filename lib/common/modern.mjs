@@ -230,10 +230,13 @@ class Run {
     this.current = null
   }
 
-  /** Sends a notification to the attached request (dropped while parked). */
+  /**
+   * Sends a notification to the attached request (dropped while parked).
+   * @returns {Promise<void>}
+   */
   send(notification) {
     const send = this.current?.send
-    return send ? send(notification) : Promise.resolve()
+    return send ? Promise.resolve(send(notification)).then(() => {}) : Promise.resolve()
   }
 
   /** The wait until the run ends or asks a person. */
@@ -283,7 +286,7 @@ export class ParkedRuns {
    * @param {{ tool: string, args: unknown, principal: string | null, requestState?: unknown,
    *           inputResponses?: Record<string, unknown>, attach: { send?: (n: any) => unknown,
    *           progressToken?: string | number, logLevel: string | null, signal?: AbortSignal },
-   *           start: (run: { approve: (r: any) => Promise<string>, send: (n: any) => unknown,
+   *           start: (run: { approve: (r: any) => Promise<'approve' | 'approve_always' | 'decline'>, send: (n: any) => Promise<void>,
    *                          signal: AbortSignal, progressToken: () => string | number | undefined,
    *                          logLevel: () => string | null, attached: () => any }) => Promise<any> }} call
    *   `attached()`: the `attach` object of the request attached now (else of the last one).
@@ -368,14 +371,17 @@ export class ParkedRuns {
     run.asks = open
   }
 
-  /** `host.approve` of a run: resolves when a retry brings the answer. */
+  /**
+   * `host.approve` of a run: resolves when a retry brings the answer.
+   * @returns {Promise<'approve' | 'approve_always' | 'decline'>}
+   */
   #ask(run, request) {
-    if (this.closed || (this.runs.size > MAX_PARKED && run.asks.length === 0)) return Promise.resolve('decline')
+    if (this.closed || (this.runs.size > MAX_PARKED && run.asks.length === 0)) return Promise.resolve(/** @type {const} */ ('decline'))
     const { promise, resolve } = deferred()
     const callId = typeof request?.callId === 'string' && request.callId ? request.callId : `ask-${(run.nextKey += 1)}`
     run.asks.push({ callId, request, answer: resolve })
     run.poke()
-    return /** @type {Promise<string>} */ (promise)
+    return /** @type {Promise<'approve' | 'approve_always' | 'decline'>} */ (promise)
   }
 
   /** Parks the run: its input requests and a fresh state. */
