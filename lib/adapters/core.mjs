@@ -156,7 +156,7 @@ function parkedRunsFor(keyOption, timeoutMs, log) {
   const id = configured ? `k:${key.toString('hex')}` : 'process'
   let parked = parkedByKey.get(id)
   if (!parked) {
-    parked = new ParkedRuns({ key, timeoutMs, log })
+    parked = new ParkedRuns({ key, timeoutMs, log, names: () => ({}) })
     parkedByKey.set(id, parked)
   }
   // One key, one set of runs: a state lives as long as the longest approval wait it may cover.

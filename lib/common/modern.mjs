@@ -257,7 +257,8 @@ class Run {
  */
 export class ParkedRuns {
   /**
-   * @param {{ key: Buffer, timeoutMs?: number, graceMs?: number, log?: (line: string) => void, now?: () => number }} options
+   * @param {{ key: Buffer, timeoutMs?: number, graceMs?: number, log?: (line: string) => void, now?: () => number,
+   *           names?: (toolName: string) => { server?: string, tool?: string } }} options
    *   `timeoutMs`: the approval wait's bound (§9 `approval.timeoutMs`), which a state outlives by
    *   `graceMs` (default 30 s).
    */
@@ -266,6 +267,8 @@ export class ParkedRuns {
     this.timeoutMs = options.timeoutMs ?? 120_000
     this.graceMs = options.graceMs ?? EXPIRY_GRACE_MS
     this.log = options.log ?? (() => {})
+    /** How a person is shown a tool's name: `<server>:<tool>` as the gateway's (default). */
+    this.names = options.names ?? nameParts
     this.now = options.now ?? Date.now
     /** @type {Map<string, Run>} */
     this.runs = new Map()
@@ -284,7 +287,7 @@ export class ParkedRuns {
    * to the call's result, or to `{ inputRequired: { inputRequests, requestState } }` when the run
    * waits for a person. Rejects with `ERR_INVALID_ARG` for a state it refuses (nothing runs then).
    * @param {{ tool: string, args: unknown, principal: string | null, requestState?: unknown,
-   *           inputResponses?: Record<string, unknown>, attach: { send?: (n: any) => unknown,
+   *           inputResponses?: Record<string, unknown>, attach: { send?: (n: any) => unknown, [more: string]: any,
    *           progressToken?: string | number, logLevel: string | null, signal?: AbortSignal },
    *           start: (run: { approve: (r: any) => Promise<'approve' | 'approve_always' | 'decline'>, send: (n: any) => Promise<void>,
    *                          signal: AbortSignal, progressToken: () => string | number | undefined,
@@ -399,7 +402,7 @@ export class ParkedRuns {
     for (const ask of run.asks) {
       inputRequests[ask.callId] = {
         method: 'elicitation/create',
-        params: { mode: 'form', message: approvalMessage(ask.request, ask.request?.names ?? nameParts(ask.request?.toolName)), requestedSchema: APPROVAL_SCHEMA },
+        params: { mode: 'form', message: approvalMessage(ask.request, ask.request?.names ?? this.names(ask.request?.toolName)), requestedSchema: APPROVAL_SCHEMA },
       }
     }
     const { tool, digest, principal } = run.binding
