@@ -78,6 +78,8 @@ export class Gateway {
           clientInfo: { name: 'codecall-gateway', version: VERSION },
           startupTimeoutMs: c.startupTimeoutMs,
           callTimeoutMs: c.callTimeoutMs,
+          // Where stdio upstreams' protocol eras are remembered, so a start spawns one process.
+          cacheDir: c.cacheDir === false ? undefined : (c.cacheDir ?? userCacheDir(process.env)),
           log: this.log,
           onToolsChanged: () => this.reindex(),
           onLog: (u, params) => this.#upstreamLog(u, params),
