@@ -206,8 +206,17 @@ describe('start-up refusals and shutdown', () => {
         c: { command: '/bin/sh', args: ['-c', `"${process.execPath}" "${FIXTURE}"; exit 0`], env: { CODECALL_TEST_MARK: own } },
       },
     }, `signal-${signal}.json`)
-    const g = startCli(['serve', '--config', file, '--http', '0'], { env: { CODECALL_TEST_MARK: own }, ready: /3 of 3 MCP servers connected/ })
-    await g.ready
+    const g = startCli(['serve', '--config', file, '--http', '0'], { env: { CODECALL_TEST_MARK: own }, ready: /listening on (\S+)/ })
+    const url = (await g.ready)[1]
+    // Nothing starts before a request needs the tools (§12): a 2026-07-28 tools/list starts them.
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
+    const listed = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta } }),
+    })
+    expect(listed.status).toBe(200)
+    await waitFor(() => /3 of 3 MCP servers connected/.test(g.stderr()), 30_000, 'the upstreams to start')
     const pids = markedProcesses(own)
     expect(pids.length).toBeGreaterThanOrEqual(4)
     g.child.kill(signal)

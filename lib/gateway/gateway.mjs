@@ -11,7 +11,8 @@
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
-import { join } from 'node:path'
+import { statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { approveByElicitation, indexTools, LOG_LEVELS, RequestScope, unwrapResult } from '../common/mcp.mjs'
 import { untraced } from '../common/otel.mjs'
 import { Audit } from './audit.mjs'
@@ -57,6 +58,17 @@ export class Gateway {
       onToolsChanged: () => {
         if (!this.suppressChanges) this.onToolsChanged()
       },
+    }
+    // A store whose folder does not exist is refused now (the engine would say so only when made).
+    const store = c.scripts?.store
+    if (typeof store === 'string' && store !== ':memory:') {
+      let folder = false
+      try {
+        folder = statSync(dirname(store)).isDirectory()
+      } catch {
+        // Below.
+      }
+      if (!folder) throw new Error(`codecall.scripts.store: the folder of ${store} does not exist (folders are not created)`)
     }
     // What the engine would refuse (vm limits, ...) is refused now, by an engine without the store:
     // starting opens no store and starts no upstream (a client's probe process costs nothing).
