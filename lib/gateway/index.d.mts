@@ -108,9 +108,13 @@ export class RequestScope {
   constructor(options?: {
     sessionId?: string | null
     sendNotification?: (notification: { method: string; params?: Record<string, unknown> }) => Promise<void>
-    progressToken?: string | number
-    logLevel?: () => string
+    /** A function: the token of whichever request carries the call now (§12). */
+    progressToken?: string | number | (() => string | number | undefined)
+    /** `null`: no log messages (a 2026-07-28 request that set no `logLevel`). */
+    logLevel?: () => string | null
     signal?: AbortSignal
+    /** §9: asks a person some other way than elicitation (takes precedence). */
+    approve?: (request: unknown) => Promise<'approve' | 'approve_always' | 'decline'>
   } | null)
   readonly sessionId: string | null
   readonly servers: Set<string>
@@ -130,12 +134,17 @@ export class Gateway {
       onUpstreamLog?: (server: string, params: unknown) => void
     } | null,
   )
+  /** The engine, made on first use (starting the gateway makes none: §12). */
   readonly codecall: CodeCall
+  /** Told once every upstream has started or failed. */
+  onStarted: (() => void) | null
   readonly metaNames: Set<string>
   readonly metaByKind: { search: string; describe: string; execute: string; invoke?: string; save?: string }
   /** Starts every upstream in parallel; resolves when each has connected or failed. */
   start(): Promise<void>
   listTools(): ReturnType<CodeCall['listTools']>
+  /** `tools/list` for a client: starts the upstreams (waits for them when the mode lists tools). */
+  listToolsReady(): Promise<ReturnType<CodeCall['listTools']>>
   isMetaTool(name: string): boolean
   search(query: string, topK?: number): Promise<ReturnType<CodeCall['search']>>
   /**
@@ -149,8 +158,14 @@ export class Gateway {
   close(): Promise<void>
 }
 
+/**
+ * The live MCP servers of one Gateway (2025-era sessions, stdio connections of either era, the
+ * 2026-07-28 HTTP handler) and the executions waiting for a person across modern requests (§12).
+ * `stateKey` seals their `requestState` (else `gateway.config.codecall.stateKey`, else
+ * `CODECALL_STATE_KEY`, else random per process).
+ */
 export class Sessions {
-  constructor(gateway: Gateway)
+  constructor(gateway: Gateway, options?: { stateKey?: string | Uint8Array | null; log?: (line: string) => void } | null)
   toolsChanged(): void
   close(): Promise<void>
 }

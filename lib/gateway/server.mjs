@@ -6,9 +6,6 @@
 // `Authorization: Bearer <token>`, and a non-loopback bind without one is refused.
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
 import { createServer } from 'node:http'
-import { Server as LegacyServer } from '@modelcontextprotocol/sdk/server/index.js'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { createMcpHandler, isLegacyRequest, Server } from '@modelcontextprotocol/server'
 import { serveStdio as sdkServeStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio'
 import { invalidArgumentsResult, LOG_LEVELS, metaToolResult, RequestScope, unknownTool } from '../common/mcp.mjs'
@@ -31,6 +28,27 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\]|::1)$/i
 
 export function isLoopback(host) {
   return LOOPBACK.test(host)
+}
+
+/**
+ * SDK 1.x, for 2025-era HTTP sessions only: loaded by `serveHttp` (a stdio gateway — and a
+ * client's probe process — never pays for it).
+ * @type {{ Server: typeof import('@modelcontextprotocol/sdk/server/index.js').Server,
+ *          StreamableHTTPServerTransport: typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js').StreamableHTTPServerTransport,
+ *          types: typeof import('@modelcontextprotocol/sdk/types.js') } | null}
+ */
+let legacySdk = null
+
+async function loadLegacySdk() {
+  if (!legacySdk) {
+    const [server, http, types] = await Promise.all([
+      import('@modelcontextprotocol/sdk/server/index.js'),
+      import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+    ])
+    legacySdk = { Server: server.Server, StreamableHTTPServerTransport: http.StreamableHTTPServerTransport, types }
+  }
+  return legacySdk
 }
 
 /** How long a client may cache the meta-tool list (§12): fixed in codecall_only mode. */
@@ -74,6 +92,9 @@ export class Sessions {
    */
   create(sessionId = () => null) {
     const gateway = this.gateway
+    if (!legacySdk) throw new Error('Sessions.create: the legacy SDK is not loaded (serveHttp loads it)')
+    const { Server: LegacyServer, types } = legacySdk
+    const { CallToolRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } = types
     const server = new LegacyServer({ name: 'codecall', version: VERSION }, { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: this.instructions })
     let level = 'info'
     server.setRequestHandler(SetLevelRequestSchema, (request) => {
@@ -350,9 +371,10 @@ function sameSecret(given, expected) {
  */
 export async function serveHttp(gateway, sessions, options) {
   const { port, host, token, log } = options
-  /** @type {Map<string, StreamableHTTPServerTransport>} */
+  const { StreamableHTTPServerTransport } = await loadLegacySdk()
+  /** @type {Map<string, InstanceType<typeof StreamableHTTPServerTransport>>} */
   const transports = new Map()
-  /** When each session was last used. @type {Map<StreamableHTTPServerTransport, number>} */
+  /** When each session was last used. @type {Map<InstanceType<typeof StreamableHTTPServerTransport>, number>} */
   const seen = new Map()
   const loopback = isLoopback(host)
   const modern = createMcpHandler((context) => sessions.createModern({ ...context, http: true }), {
