@@ -14,13 +14,26 @@
 import { createHash } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Client, LOG_LEVEL_META_KEY, SdkError, SdkErrorCode, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { coalesced } from '../common/mcp.mjs'
 import { clientSpan, metaWithContext, otel } from '../common/otel.mjs'
 import { globToRegExp } from './config.mjs'
 import { describeError, GatewayError } from './errors.mjs'
 import { killTree, processTree } from './processes.mjs'
+
+/**
+ * The SDK 2.x client, loaded by the first upstream start: a gateway that only answers
+ * `server/discover` or `initialize` (a client's probe process) never loads it.
+ * @type {typeof import('@modelcontextprotocol/client') & typeof import('@modelcontextprotocol/client/stdio')}
+ */
+let sdk = /** @type {any} */ (null)
+
+async function loadSdk() {
+  if (!sdk) {
+    const [client, stdio] = await Promise.all([import('@modelcontextprotocol/client'), import('@modelcontextprotocol/client/stdio')])
+    sdk = /** @type {any} */ ({ ...client, ...stdio })
+  }
+  return sdk
+}
 
 export { describeError, GatewayError }
 
@@ -187,7 +200,7 @@ export class Upstream {
     this.transportKind = spec.transport
     this.failures = 0
     this.retryAt = 0
-    /** @type {Client | null} */
+    /** @type {import('@modelcontextprotocol/client').Client | null} */
     this.client = null
     this.transport = null
     this.pid = null
@@ -244,6 +257,7 @@ export class Upstream {
   }
 
   async #connect() {
+    await loadSdk()
     const startedAt = Date.now()
     const timeout = this.options.startupTimeoutMs
     const left = () => Math.max(1000, timeout - (Date.now() - startedAt))
@@ -318,7 +332,7 @@ export class Upstream {
    * @param {import('@modelcontextprotocol/client').PriorDiscovery} [prior]
    */
   async #open(transport, timeoutMs, prior) {
-    const client = new Client(this.options.clientInfo, {
+    const client = new sdk.Client(this.options.clientInfo, {
       capabilities: {},
       versionNegotiation: { mode: this.transportKind === 'sse' ? 'legacy' : 'auto', probe: { timeoutMs } },
     })
@@ -351,7 +365,7 @@ export class Upstream {
     } finally {
       clearTimeout(timer)
     }
-    if (transport instanceof StdioClientTransport) this.pid = transport.pid
+    if (transport instanceof sdk.StdioClientTransport) this.pid = transport.pid
     deferResponses(transport)
     relayToolResults(client)
     this.capabilities = client.getServerCapabilities() ?? {}
@@ -399,12 +413,12 @@ export class Upstream {
   #stdioTransport() {
     this.transportKind = 'stdio'
     const spec = /** @type {any} */ (this.spec)
-    const transport = new StdioClientTransport({
+    const transport = new sdk.StdioClientTransport({
       command: spec.command,
       args: spec.args,
       // As MCP clients do: a small default environment plus the server's own `env` — the
       // gateway's secrets (CODECALL_TOKEN, ...) are not passed on.
-      env: { ...getDefaultEnvironment(), ...spec.env },
+      env: { ...sdk.getDefaultEnvironment(), ...spec.env },
       cwd: spec.cwd,
       stderr: 'pipe',
     })
@@ -428,14 +442,14 @@ export class Upstream {
   #httpTransport() {
     this.transportKind = 'http'
     const spec = /** @type {any} */ (this.spec)
-    return new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } })
+    return new sdk.StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } })
   }
 
   #sseTransport() {
     this.transportKind = 'sse'
     const spec = /** @type {any} */ (this.spec)
     const headers = spec.headers
-    return new SSEClientTransport(new URL(spec.url), {
+    return new sdk.SSEClientTransport(new URL(spec.url), {
       requestInit: { headers },
       eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, ...headers } }) },
     })
@@ -481,7 +495,7 @@ export class Upstream {
     let cursor
     for (let page = 0; page < MAX_PAGES; page++) {
       const left = deadline - Date.now()
-      if (left <= 0) throw new SdkError(SdkErrorCode.RequestTimeout, `${method} took longer than ${timeoutMs} ms over ${page} pages`)
+      if (left <= 0) throw new sdk.SdkError(sdk.SdkErrorCode.RequestTimeout, `${method} took longer than ${timeoutMs} ms over ${page} pages`)
       const result = await this.#send(client, method, cursor ? { cursor } : {}, { timeout: left, signal })
       const list = Array.isArray(result[key]) ? result[key] : []
       for (const item of list) if (items.length < MAX_ITEMS) items.push(item)
@@ -524,14 +538,14 @@ export class Upstream {
    * `logging/setLevel` is sent). `tools/call` goes through the client's `callTool`, which mirrors
    * the arguments a modern HTTP server asks for into headers (SEP-2243); the result is relayed as
    * sent either way.
-   * @param {Client} client @param {string} method @param {Record<string, any>} params @param {any} options
+   * @param {import('@modelcontextprotocol/client').Client} client @param {string} method @param {Record<string, any>} params @param {any} options
    * @returns {Promise<Record<string, any>>}
    */
   #send(client, method, params, options) {
     const call = method === 'tools/call'
     const send = () => {
       let meta = metaWithContext(params?._meta)
-      if (this.era === 'modern' && this.capabilities.logging && !(meta && LOG_LEVEL_META_KEY in meta)) meta = { ...meta, [LOG_LEVEL_META_KEY]: 'debug' }
+      if (this.era === 'modern' && this.capabilities.logging && !(meta && sdk.LOG_LEVEL_META_KEY in meta)) meta = { ...meta, [sdk.LOG_LEVEL_META_KEY]: 'debug' }
       const sent = meta === params?._meta ? params : { ...params, _meta: meta }
       if (call && typeof sent?.name === 'string') {
         const tool = this.tools.get(sent.name)
@@ -575,11 +589,11 @@ export class Upstream {
       return new GatewayError('TOOL_EXECUTION_ERROR', `${what} on MCP server '${this.name}' was cancelled`, details)
     }
     const code = e?.code
-    if (code === SdkErrorCode.RequestTimeout) {
+    if (code === sdk?.SdkErrorCode.RequestTimeout) {
       details.mcpCode = TIMEOUT_CODE
       return new GatewayError('TOOL_EXECUTION_ERROR', `MCP server '${this.name}' did not answer ${what} within ${timeoutMs} ms`, details)
     }
-    if (code === SdkErrorCode.ConnectionClosed) {
+    if (code === sdk?.SdkErrorCode.ConnectionClosed) {
       details.mcpCode = CLOSED_CODE
       return new GatewayError('TOOL_EXECUTION_ERROR', `MCP server '${this.name}' closed the connection during ${what}`, details)
     }
@@ -619,7 +633,7 @@ export class Upstream {
 
   async #drop() {
     const { client, transport } = this
-    const pid = this.pid ?? (transport instanceof StdioClientTransport ? transport.pid : null)
+    const pid = this.pid ?? (sdk && transport instanceof sdk.StdioClientTransport ? transport.pid : null)
     this.client = null
     this.transport = null
     this.pid = null
@@ -636,8 +650,7 @@ export class Upstream {
 /** A 401 or 403 (the client's typed HTTP errors, or a status on an older error). */
 function isAuthError(e) {
   return (
-    e?.code === SdkErrorCode.ClientHttpAuthentication ||
-    e?.code === SdkErrorCode.ClientHttpForbidden ||
+    (sdk !== null && (e?.code === sdk?.SdkErrorCode.ClientHttpAuthentication || e?.code === sdk?.SdkErrorCode.ClientHttpForbidden)) ||
     e?.code === 401 ||
     e?.code === 403 ||
     e?.status === 401 ||
