@@ -438,6 +438,15 @@ export interface CodeCallHost {
   approve?(request: ApprovalRequest): ApprovalDecision | Promise<ApprovalDecision>
   /** §11: whose last executions `codecall:save`'s `executionId` names (the MCP session). @default one shared session */
   sessionId?: string | null
+  /**
+   * Aborting it ends the call: `execute` (and a saved script run by name, with the saved scripts
+   * it calls) resolves with `EXECUTION_ABORTED` as `ExecuteOptions.signal` does, also while a
+   * tool or `approve()` is still pending; `invoke` resolves `{ status: 'error', error: { code:
+   * 'EXECUTION_ABORTED' } }` at once (the tool's later answer is dropped). Already aborted:
+   * nothing runs, no tool is called. E.g. the MCP request's own `extra.signal`.
+   * @default none
+   */
+  signal?: AbortSignal | null
 }
 
 export interface CodeCallSearchInput {
@@ -564,8 +573,13 @@ export declare class CodeCall {
    */
   get scripts(): CodeCallScripts | undefined
   /**
-   * Ends running executions with `POOL_DISPOSED` and stops the engine's sandbox threads. Later
-   * executions resolve to `POOL_DISPOSED`.
+   * Releases everything at once: running executions end with `POOL_DISPOSED`, the sandbox's
+   * threads and worker processes stop, the index and its threads, the tools and the
+   * saved-scripts store (its file closed) go, and the callbacks given in the options are let go
+   * of (whatever they reference can be collected). Later `execute` calls resolve to
+   * `POOL_DISPOSED`, `invoke` to `{ status: 'error', error: { code: 'POOL_DISPOSED' } }`; other
+   * methods throw (or reject) an `Error` whose `code` is `POOL_DISPOSED`. Calling it again does
+   * nothing.
    */
   dispose(): Promise<void>
 }

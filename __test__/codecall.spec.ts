@@ -224,10 +224,15 @@ return { ids: list.items.map((u) => u.id), one, text }`,
     expect(await refused('admin:purge')).toBe('TOOL_NOT_FOUND')
     expect(await refused('codecall:search')).toBe('SELF_REFERENCE_BLOCKED')
     expect(filtered).not.toContain('admin:purge')
-    // Ids count the calls that reach the host (three so far): refusals take no number.
+    // Each call that reaches the host has its own id, which nobody can guess (§12).
     events.length = 0
     await cc.invoke({ tool: 'users:get', input: { id: 'u1' } }, host([], events))
-    expect((events[0] as { callId: string }).callId).toMatch(/^invoke-\d+-4$/)
+    await cc.invoke({ tool: 'users:get', input: { id: 'u2' } }, host([], events))
+    const ids = events.map((e) => (e as { callId: string; executionId: string }))
+    expect(ids[0].callId).toMatch(/^invoke-[0-9a-f]{32}$/)
+    expect(ids[0].executionId).toBe(ids[0].callId)
+    expect(ids[2].callId).toMatch(/^invoke-[0-9a-f]{32}$/)
+    expect(ids[2].callId).not.toBe(ids[0].callId)
     const throwing = { callTool: () => { throw Object.assign(new Error('rate limited'), { code: 'RATE_LIMIT' }) } }
     expect(await cc.invoke({ tool: 'users:get', input: { id: 'x' } }, throwing)).toMatchObject({
       status: 'error',

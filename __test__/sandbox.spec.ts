@@ -33,6 +33,15 @@ describe('results', () => {
     expect(r.stats.durationMs).toBeGreaterThanOrEqual(0)
   })
 
+  it('gives each execution an id nobody can guess: 128 random bits, not a counter', async () => {
+    const ids = (await Promise.all(Array.from({ length: 8 }, () => sb.execute('return 1')))).map((r) => r.stats.executionId)
+    for (const id of ids) expect(id).toMatch(/^exec-[0-9a-f]{32}$/)
+    expect(new Set(ids).size).toBe(ids.length)
+    // The refused and the aborted have one too.
+    expect((await sb.execute('return (')).stats.executionId).toMatch(/^exec-[0-9a-f]{32}$/)
+    expect((await sb.execute('return 1', undefined, { signal: AbortSignal.abort() })).stats.executionId).toMatch(/^exec-[0-9a-f]{32}$/)
+  })
+
   it('returns the last expression when there is no return', async () => {
     const r = await sb.execute('({ result: input.value * 2 })', undefined, { input: { value: 21 } })
     expect(r).toMatchObject({ status: 'ok', result: { result: 42 } })

@@ -438,6 +438,15 @@ export interface CodeCallHost {
   approve?(request: ApprovalRequest): ApprovalDecision | Promise<ApprovalDecision>
   /** §11: whose last executions `codecall:save`'s `executionId` names (the MCP session). @default one shared session */
   sessionId?: string | null
+  /**
+   * Aborting it ends the call: `execute` (and a saved script run by name, with the saved scripts
+   * it calls) resolves with `EXECUTION_ABORTED` as `ExecuteOptions.signal` does, also while a
+   * tool or `approve()` is still pending; `invoke` resolves `{ status: 'error', error: { code:
+   * 'EXECUTION_ABORTED' } }` at once (the tool's later answer is dropped). Already aborted:
+   * nothing runs, no tool is called. E.g. the MCP request's own `extra.signal`.
+   * @default none
+   */
+  signal?: AbortSignal | null
 }
 
 export interface CodeCallSearchInput {

@@ -82,6 +82,9 @@ for (const isolation of ['thread', 'process'] as const) {
       const inner = events.filter((e: any) => e.parentExecutionId === nested.stats.executionId)
       expect(inner.map((e) => e.type)).toEqual(['tool_call_start', 'tool_call_end'])
       expect((inner[0] as any).executionId).not.toBe(nested.stats.executionId)
+      // Each run's id is its own and unguessable (§12), the nested one's too.
+      expect(nested.stats.executionId).toMatch(/^exec-[0-9a-f]{32}$/)
+      expect((inner[0] as any).executionId).toMatch(/^exec-[0-9a-f]{32}$/)
       // The host's callTool hears the same: its own executionId, the caller's as parentExecutionId.
       expect(metas.at(-1)).toMatchObject({ executionId: (inner[0] as any).executionId, parentExecutionId: nested.stats.executionId })
       expect(metas[0].parentExecutionId).toBeUndefined()
@@ -250,8 +253,8 @@ describe('saved scripts: stores and options', () => {
     // Another instance's save is seen by the next search, without restarting.
     expect(b.describe({ toolNames: ['saved:adder'] }).tools[0]).toMatchObject({ version: 2 })
     await a.dispose()
-    // Disposed, the store let go of its file: calls fail, the engine says why.
-    await expect(a.scripts!.list()).rejects.toMatchObject({ code: 'TOOL_EXECUTION_ERROR', message: expect.stringMatching(/closed/) })
+    // Disposed, the store went with the engine (its file closed): calls fail, the engine says why.
+    await expect(a.scripts!.list()).rejects.toMatchObject({ code: 'POOL_DISPOSED', message: expect.stringMatching(/disposed/) })
     await b.dispose()
     const missing = join(dir, 'no-such-folder', 'scripts.db')
     expectInvalidArg(() => new CodeCall({ scripts: { store: missing } }), new RegExp(missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))

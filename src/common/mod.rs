@@ -9,7 +9,9 @@ pub(crate) mod args;
 mod codes;
 mod error;
 mod glob;
+mod ids;
 mod json;
+mod jsref;
 mod preset;
 mod text;
 
@@ -19,6 +21,8 @@ pub(crate) use codes::typescript_union;
 pub use codes::ErrorCode;
 pub use error::InvalidArgument;
 pub use glob::Glob;
+pub use ids::{execution_id, random_id};
 pub use json::well_formed_escapes;
+pub(crate) use jsref::JsRef;
 pub use preset::{Preset, PresetDefaults, ALWAYS_DISABLED_BUILTINS, FALLBACK_MAX_ITERATIONS, RESERVED_PREFIX};
 pub use text::{char_prefix, near_miss};

@@ -9,12 +9,9 @@
 use std::cell::{Cell, Ref, RefCell, RefMut};
 use std::collections::HashSet;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{
-  FnArgs, Function, FunctionCallContext, JsObjectValue, Object, ObjectRef, ToNapiValue, Unknown,
-};
+use napi::bindgen_prelude::{FnArgs, Function, FunctionCallContext, JsObjectValue, Object, This, ToNapiValue, Unknown};
 use napi::{Env, JsValue, Status, ValueType};
 use napi_derive::napi;
 use serde_json::Value;
@@ -32,14 +29,15 @@ use super::scripts::{self, Lineage, Ran, SaveInput, SavedRun, SavedScript, Store
 use super::telemetry;
 use super::ExecuteScript;
 use crate::common::args::{self, array_arg, object_arg, present};
+use crate::common::{ErrorCode, JsRef};
 use crate::sandbox::ExecuteConfig;
 use crate::sandbox::Host;
-use crate::sandbox::{event_json, host_answer, json_of, read_denied_tools, read_host, Sandbox, SandboxOptions};
+use crate::sandbox::{
+  event_json, host_answer, json_of, read_denied_tools, read_host, signal_arg, Sandbox, SandboxOptions,
+};
 use crate::search::IndexOptions;
 
 const ENGINE_JS: &str = include_str!("engine.js");
-
-static INSTANCES: AtomicU64 = AtomicU64::new(0);
 
 /// The keys of `CodeCallOptions` (§5, §9).
 const CODECALL_OPTION_KEYS: &[&str] = &[
@@ -63,24 +61,55 @@ pub struct CodeCall {
   // Interior mutability, borrowed only briefly and never across a call into the host's JavaScript
   // (`includeTools`, `filter`, `onToolsChanged`), so those callbacks may call this CodeCall back;
   // napi-rs would refuse that re-entry while a `&self` method is running.
-  engine: Rc<RefCell<Engine>>,
+  /// `None` once disposed: the index (and its writer's threads), the tools and the store went
+  /// with it.
+  engine: EngineCell,
   sandbox: Rc<RefCell<Sandbox>>,
-  /// `{ helper, includeTools?, filter?, onToolsChanged? }`.
-  refs: ObjectRef<false>,
-  instance: u64,
-  next_invoke: Cell<u64>,
+  /// `{ helper, includeTools?, filter?, onToolsChanged?, store?, after?, scriptsApi?, known?,
+  /// queue?, otel? }`. Held by the CodeCall object itself (a hidden property): this reference is
+  /// weak, so a callback that reaches the engine (an adapter's `onToolsChanged`) is a cycle the GC
+  /// collects, not a root. `dispose()` drops every slot but `helper`.
+  refs: JsRef,
+  /// The meta-tools' names and which are on: `handle` dispatches by them after a dispose too.
+  names: MetaNames,
+  direct_calls: bool,
+  scripts_on: bool,
   /// `@opentelemetry/api` is there (`refs.otel`, engine/telemetry.js): each meta-tool call asks
   /// it for a run. False: no telemetry work at all.
   otel: bool,
   /// The isolation the sandbox really runs (`codecall.isolation` of execute spans).
   isolation: &'static str,
+  /// Where `EXTERNAL_BYTES` was reported, until `dispose()` or the drop takes it back.
+  external: Cell<Option<napi::sys::napi_env>>,
 }
 
+/// What an engine holds outside V8's heap (its index, sandbox and store; about 2.5 MB measured),
+/// as told to V8 (`napi_adjust_external_memory`): V8 sees only a small object, and would let
+/// hundreds of engines let go of without `dispose()` pile up before it collects one.
+const EXTERNAL_BYTES: i64 = 2 << 20;
+
 type Fn1<'env, A, R> = Function<'env, A, R>;
-/// `invoke(host, name, inputJson, meta, startJson, finish, askJson, run)` of engine.js.
+/// The engine while the CodeCall is not disposed.
+type EngineCell = Rc<RefCell<Option<Engine>>>;
+/// The slots of `refs` that `dispose()` drops: the host's callbacks and store, and what reaches
+/// them. `scriptsApi` stays (`scripts` keeps answering, with `POOL_DISPOSED`); it holds a host
+/// store only as long as the disposed CodeCall object itself is reachable.
+const RELEASED_SLOTS: &[&str] =
+  &["includeTools", "filter", "onToolsChanged", "store", "after", "known", "queue", "otel"];
+/// `invoke(host, name, inputJson, meta, startJson, finish, askJson, run, signal)` of engine.js.
 type InvokeFn<'env> = Function<
   'env,
-  FnArgs<(Object<'env>, String, String, Object<'env>, String, Unknown<'env>, Option<String>, Unknown<'env>)>,
+  FnArgs<(
+    Object<'env>,
+    String,
+    String,
+    Object<'env>,
+    String,
+    Unknown<'env>,
+    Option<String>,
+    Unknown<'env>,
+    Option<Object<'env>>,
+  )>,
   Unknown<'env>,
 >;
 
@@ -88,7 +117,7 @@ type InvokeFn<'env> = Function<
 impl CodeCall {
   /// Throws `TypeError` (`ERR_INVALID_ARG`) for invalid options.
   #[napi(constructor, ts_args_type = "options?: CodeCallOptions")]
-  pub fn new(env: Env, options: Option<Unknown>) -> napi::Result<Self> {
+  pub fn new(env: Env, this: This<Object>, options: Option<Unknown>) -> napi::Result<Self> {
     let mut refs = Object::new(&env)?;
 
     let mut o = EngineOptions::default();
@@ -209,9 +238,12 @@ impl CodeCall {
     let helper_factory: Function<Unknown, Object> = env.run_script(ENGINE_JS)?;
     let kit: Object = helper_factory.call(sandbox.settle(&env)?)?;
     refs.set("helper", kit)?;
-    let engine = Rc::new(RefCell::new(engine_with_store(&env, &kit, &mut refs, engine, scripts_choice)?));
+    let engine = engine_with_store(&env, &kit, &mut refs, engine, scripts_choice)?;
+    let (names, direct_calls, scripts_on) =
+      (engine.options().names.clone(), engine.options().direct_calls, engine.saved().is_some());
+    let engine: EngineCell = Rc::new(RefCell::new(Some(engine)));
     let sandbox = Rc::new(RefCell::new(sandbox));
-    if engine.borrow().saved().is_some() {
+    if scripts_on {
       let after = after_fn(&env, engine.clone(), sandbox.clone())?;
       let op = op_fn(&env, engine.clone(), save_policy)?;
       refs.set("after", after)?;
@@ -224,7 +256,7 @@ impl CodeCall {
     let isolation = sandbox.borrow().isolation();
     let otel = match telemetry::get(&env) {
       Some(t) => {
-        let callable = engine.borrow().callable();
+        let callable = live(&env, &engine)?.callable();
         let known = env.create_function_from_closure::<Unknown, bool, _>(
           "known",
           move |ctx: FunctionCallContext| -> napi::Result<bool> {
@@ -248,14 +280,20 @@ impl CodeCall {
       }
       None => false,
     };
+    // The CodeCall object holds `refs`; Rust only looks it up (see `refs`).
+    let keep: Fn1<FnArgs<(Object, Object)>, ()> = kit.get("keep")?.ok_or_else(|| napi::Error::from_reason("keep"))?;
+    keep.apply(kit, FnArgs::from((*this, refs)))?;
+    let external = env.adjust_external_memory(EXTERNAL_BYTES).ok().map(|_| env.raw());
     Ok(Self {
       engine,
       sandbox,
-      refs: refs.create_ref()?,
-      instance: INSTANCES.fetch_add(1, Ordering::Relaxed) + 1,
-      next_invoke: Cell::new(0),
+      refs: JsRef::weak(&env, &refs)?,
+      names,
+      direct_calls,
+      scripts_on,
       otel,
       isolation,
+      external: Cell::new(external),
     })
   }
 
@@ -264,7 +302,7 @@ impl CodeCall {
   #[napi(ts_args_type = "tools: ToolDefinition[]")]
   pub fn set_tools(&self, env: Env, tools: Unknown) -> napi::Result<()> {
     let defs = self.read_tools(&env, &tools)?;
-    let changed = self.engine_mut()?.set_tools(defs).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+    let changed = self.engine_mut(&env)?.set_tools(defs).map_err(|e| napi::Error::from_reason(e.to_string()))?;
     self.warn_without_model(&env);
     self.tools_changed(&env, changed)
   }
@@ -274,7 +312,7 @@ impl CodeCall {
   #[napi(ts_args_type = "tools: ToolDefinition[]")]
   pub fn upsert_tools(&self, env: Env, tools: Unknown) -> napi::Result<()> {
     let defs = self.read_tools(&env, &tools)?;
-    let changed = self.engine_mut()?.upsert_tools(defs).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+    let changed = self.engine_mut(&env)?.upsert_tools(defs).map_err(|e| napi::Error::from_reason(e.to_string()))?;
     self.warn_without_model(&env);
     self.tools_changed(&env, changed)
   }
@@ -284,20 +322,20 @@ impl CodeCall {
   #[napi(ts_args_type = "names: string[]")]
   pub fn remove_tools(&self, env: Env, names: Unknown) -> napi::Result<()> {
     let names = string_list(&env, &names, "names")?;
-    let changed = self.engine_mut()?.remove_tools(&names);
+    let changed = self.engine_mut(&env)?.remove_tools(&names);
     self.tools_changed(&env, changed)
   }
 
   /// What the server's `list_tools` answers: the meta-tools, then the tools the mode shows.
   #[napi(ts_return_type = "McpTool[]")]
   pub fn list_tools<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
-    self.to_js(env, &Value::Array(self.engine()?.list_tools()))
+    self.to_js(env, &Value::Array(self.engine(env)?.list_tools()))
   }
 
   /// The meta-tools alone (`invoke` only with `directCalls.enabled`).
   #[napi(ts_return_type = "McpTool[]")]
   pub fn meta_tools<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
-    self.to_js(env, &Value::Array(self.engine()?.meta_tools()))
+    self.to_js(env, &Value::Array(self.engine(env)?.meta_tools()))
   }
 
   /// `codecall:search`. Throws `TypeError` (`ERR_INVALID_ARG`) for malformed input.
@@ -365,8 +403,12 @@ impl CodeCall {
   /// `search` never waits for it: until then it ranks lexically. Never rejects.
   #[napi(ts_return_type = "Promise<void>")]
   pub fn ready<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
-    let engine = self.engine_mut()?;
-    crate::search::ready_promise(env, |waiter| engine.when_ready(waiter))
+    let engine = self.engine.try_borrow().map_err(|_| busy())?;
+    match engine.as_ref() {
+      Some(engine) => crate::search::ready_promise(env, |waiter| engine.when_ready(waiter)),
+      // Disposed: nothing is left to wait for.
+      None => crate::search::ready_promise(env, |waiter| waiter()),
+    }
   }
 
   /// Saved scripts (§11) when `options.scripts` is set: `list()`, `get(name, version?)`,
@@ -379,16 +421,27 @@ impl CodeCall {
     }
   }
 
-  /// Ends running executions with `POOL_DISPOSED` and stops the engine's sandbox threads. Later
-  /// executions resolve to `POOL_DISPOSED`.
+  /// Releases everything at once: running executions end with `POOL_DISPOSED`, the sandbox's
+  /// threads and worker processes stop, the index and its threads, the tools and the
+  /// saved-scripts store (its file closed) go, and the callbacks given in the options are let go
+  /// of (whatever they reference can be collected). Later `execute` calls resolve to
+  /// `POOL_DISPOSED`, `invoke` to `{ status: 'error', error: { code: 'POOL_DISPOSED' } }`; other
+  /// methods throw (or reject) an `Error` whose `code` is `POOL_DISPOSED`. Calling it again does
+  /// nothing.
   #[napi(ts_return_type = "Promise<void>")]
   pub fn dispose<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
     if let (Some(otel), Ok(Some(q))) = (self.otel(env), self.callback(env, "queue")) {
       telemetry::call(env, &otel, "unwatchQueue", FnArgs::from((q,)));
     }
-    // The store lets go of its file (Windows cannot remove an open one).
-    if let Some(saved) = self.engine()?.saved() {
-      saved.store.close();
+    let engine = self.engine.try_borrow_mut().map_err(|_| busy())?.take();
+    release_engine(engine);
+    if self.external.take().is_some() {
+      let _ = env.adjust_external_memory(-EXTERNAL_BYTES);
+    }
+    // Nothing the host passed stays reachable from this CodeCall.
+    let mut refs = self.refs.get(env)?;
+    for slot in RELEASED_SLOTS {
+      refs.delete_named_property(slot)?;
     }
     self.sandbox_mut()?.dispose(env)
   }
@@ -397,7 +450,8 @@ impl CodeCall {
 impl CodeCall {
   /// A model file found damaged is known once tools were indexed (which reads it): say so once.
   fn warn_without_model(&self, env: &Env) {
-    if self.engine().is_ok_and(|e| e.options().index.semantic) {
+    let semantic = self.engine.try_borrow().ok().and_then(|e| e.as_ref().map(|e| e.options().index.semantic));
+    if semantic == Some(true) {
       crate::search::warn_without_model(env);
     }
   }
@@ -412,7 +466,7 @@ impl CodeCall {
       let quiet: Fn1<Unknown, Unknown> = kit.get("quiet")?.ok_or_else(|| napi::Error::from_reason("quiet"))?;
       quiet.call(relisted)?;
     }
-    let out = self.engine_mut()?.search(&input).map_err(|e| match e {
+    let out = self.engine_mut(env)?.search(&input).map_err(|e| match e {
       EngineError::InvalidArgument(e) => args::invalid_arg(env, e),
       EngineError::Index(e) => napi::Error::from_reason(e.to_string()),
     })?;
@@ -421,7 +475,7 @@ impl CodeCall {
 
   fn describe_inner<'env>(&self, env: &'env Env, input: Unknown<'env>) -> napi::Result<Unknown<'env>> {
     let input = self.json_value(env, input, "input")?;
-    let out = self.engine_mut()?.describe(&input).map_err(|m| args::invalid_arg(env, m))?;
+    let out = self.engine_mut(env)?.describe(&input).map_err(|m| args::invalid_arg(env, m))?;
     self.to_js(env, &out)
   }
 
@@ -430,7 +484,7 @@ impl CodeCall {
     if !self.otel {
       return None;
     }
-    self.refs.get_value(env).ok()?.get::<Object>("otel").ok().flatten()
+    self.refs.get(env).ok()?.get::<Object>("otel").ok().flatten()
   }
 
   /// A telemetry run for one meta-tool call, or `None` (no API, or nothing records).
@@ -496,12 +550,12 @@ impl CodeCall {
     e
   }
 
-  fn engine(&self) -> napi::Result<Ref<'_, Engine>> {
-    self.engine.try_borrow().map_err(|_| busy())
+  fn engine(&self, env: &Env) -> napi::Result<Ref<'_, Engine>> {
+    live(env, &self.engine)
   }
 
-  fn engine_mut(&self) -> napi::Result<RefMut<'_, Engine>> {
-    self.engine.try_borrow_mut().map_err(|_| busy())
+  fn engine_mut(&self, env: &Env) -> napi::Result<RefMut<'_, Engine>> {
+    live_mut(env, &self.engine)
   }
 
   fn sandbox(&self) -> napi::Result<Ref<'_, Sandbox>> {
@@ -513,12 +567,12 @@ impl CodeCall {
   }
 
   fn helper<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
-    let refs = self.refs.get_value(env)?;
+    let refs = self.refs.get(env)?;
     refs.get("helper")?.ok_or_else(|| napi::Error::from_reason("engine helper missing"))
   }
 
   fn callback<'env>(&self, env: &'env Env, slot: &str) -> napi::Result<Option<Unknown<'env>>> {
-    let refs = self.refs.get_value(env)?;
+    let refs = self.refs.get(env)?;
     refs.get(slot)
   }
 
@@ -565,8 +619,8 @@ impl CodeCall {
       Some(_) => self.helper(env)?.get("include")?,
       None => None,
     };
-    let reserved = self.engine()?.reserved().clone();
-    let saved_on = self.engine()?.saved().is_some();
+    let reserved = self.engine(env)?.reserved().clone();
+    let saved_on = self.engine(env)?.saved().is_some();
     let mut defs = Vec::with_capacity(len as usize);
     for i in 0..len {
       let at = format!("tools[{i}]");
@@ -663,14 +717,21 @@ impl CodeCall {
     if !matches!(host.get::<Unknown>("callTool")?.map(|f| f.get_type()), Some(Ok(ValueType::Function))) {
       return Err(args::invalid_arg(env, "host.callTool must be a function"));
     }
+    let signal = signal_arg(env, &host, "host")?;
     let input = self.json_value(env, input, "input")?;
-    let called = self.engine()?.meta_name(Meta::Invoke);
+    if self.engine.try_borrow().map_err(|_| busy())?.is_none() {
+      let refused = serde_json::json!({ "status": "error", "error": { "code": ErrorCode::PoolDisposed.as_str(),
+        "message": DISPOSED, "toolName": input.get("tool").cloned().unwrap_or(Value::Null),
+        "toolInput": input.get("input").cloned().unwrap_or(Value::Null) } });
+      return self.refused(env, run, &refused);
+    }
+    let called = self.engine(env)?.meta_name(Meta::Invoke);
     let input = InvokeInput::read(input, &called).map_err(|e| args::invalid_arg(env, e))?;
     // §11: invoke of `saved:<name>` runs the saved script (no VM-less shortcut for a plan).
-    let saved_on = self.engine()?.saved().is_some();
+    let saved_on = self.engine(env)?.saved().is_some();
     if saved_on && input.tool.starts_with(scripts::PREFIX) {
-      let direct = self.engine()?.options().direct_calls;
-      let allowed = self.engine()?.options().direct_allowed.as_ref().is_none_or(|a| a.contains(&input.tool));
+      let direct = self.engine(env)?.options().direct_calls;
+      let allowed = self.engine(env)?.options().direct_allowed.as_ref().is_none_or(|a| a.contains(&input.tool));
       if !direct || !allowed {
         let message = if direct {
           format!("Tool '{}' is not allowed for direct calls", input.tool)
@@ -701,11 +762,10 @@ impl CodeCall {
     let filter = self.callback(env, "filter")?;
     let allow_fn: Option<Fn1<FnArgs<(Unknown, String)>, bool>> = self.helper(env)?.get("allow")?;
     let mut filter_error = None;
-    // Numbered among the calls that reach the host: a refusal takes no number.
-    let number = self.next_invoke.get() + 1;
-    let id = format!("invoke-{}-{number}", self.instance);
+    // Its executionId and callId: unguessable, as every execution's (§12).
+    let id = crate::common::random_id("invoke");
     // A shared borrow: the filter may read this CodeCall (listTools, describe), not change it.
-    let begun = self.engine()?.begin_invoke(input, &id, &denied, |def| match (filter, &allow_fn) {
+    let begun = self.engine(env)?.begin_invoke(input, &id, &denied, |def| match (filter, &allow_fn) {
       (Some(filter), Some(allow)) => match allow.call(FnArgs::from((filter, def.summary().to_string()))) {
         Ok(allowed) => allowed,
         Err(e) => {
@@ -719,16 +779,13 @@ impl CodeCall {
       return Err(e);
     }
     let invocation = match begun {
-      Ok(invocation) => {
-        self.next_invoke.set(number);
-        invocation
-      }
+      Ok(invocation) => invocation,
       Err(refused) => return self.refused(env, run, &refused),
     };
     let call = invocation.call().clone();
     // §9: the approval policy, after every other check.
     let ask = {
-      let engine = self.engine()?;
+      let engine = self.engine(env)?;
       let def = engine.tool(&call.name);
       match engine.options().approval.decide(
         &call.name,
@@ -788,7 +845,17 @@ impl CodeCall {
       Some(r) => r,
       None => ().into_unknown(env)?,
     };
-    invoke.call(FnArgs::from((host, call.name, call.args_json, meta, start, finish.to_unknown(), ask, run_value)))
+    invoke.call(FnArgs::from((
+      host,
+      call.name,
+      call.args_json,
+      meta,
+      start,
+      finish.to_unknown(),
+      ask,
+      run_value,
+      signal,
+    )))
   }
 
   fn handle_inner<'env>(
@@ -799,7 +866,7 @@ impl CodeCall {
     host: Option<Unknown<'env>>,
   ) -> napi::Result<Unknown<'env>> {
     let name = args::string_arg(env, &name, "name")?;
-    let meta = self.engine()?.meta(&name);
+    let meta = self.names.parse(&name, self.direct_calls, self.scripts_on);
     match meta {
       // A host's store may be async: the index is brought up to date with it first.
       Some(m @ (Meta::Search | Meta::Describe)) if self.callback(env, "store")?.is_some() => {
@@ -828,6 +895,35 @@ impl CodeCall {
 /// inside `includeTools`).
 fn busy() -> napi::Error {
   napi::Error::from_reason("CodeCall is busy: a callback cannot change it while it is being changed")
+}
+
+/// The engine, unless the CodeCall was disposed (then an `Error` with code `POOL_DISPOSED` is
+/// thrown).
+fn live<'a>(env: &Env, cell: &'a EngineCell) -> napi::Result<Ref<'a, Engine>> {
+  let engine = cell.try_borrow().map_err(|_| busy())?;
+  Ref::filter_map(engine, Option::as_ref).map_err(|_| disposed(env))
+}
+
+fn live_mut<'a>(env: &Env, cell: &'a EngineCell) -> napi::Result<RefMut<'a, Engine>> {
+  let engine = cell.try_borrow_mut().map_err(|_| busy())?;
+  RefMut::filter_map(engine, Option::as_mut).map_err(|_| disposed(env))
+}
+
+const DISPOSED: &str = "The CodeCall has been disposed";
+
+fn disposed(env: &Env) -> napi::Error {
+  coded_error(env, ErrorCode::PoolDisposed.as_str(), DISPOSED.to_string())
+}
+
+/// Lets go of a disposed engine: its store closes its file now (Windows cannot remove an open
+/// one); the rest — the index, whose writer's threads are joined — is dropped off Node's thread.
+fn release_engine(engine: Option<Engine>) {
+  let Some(engine) = engine else { return };
+  if let Some(saved) = engine.saved() {
+    saved.store.close();
+  }
+  // A thread that cannot start drops it here instead (the closure is dropped with the error).
+  let _ = std::thread::Builder::new().name("codecall-release".into()).spawn(move || drop(engine));
 }
 
 /// describe: how many names were asked for (a count, never the names).
@@ -902,10 +998,14 @@ fn json_text(env: &Env, v: &Unknown) -> napi::Result<Option<String>> {
 
 /// A store's answer that is not what §11 says: that call fails with `TOOL_EXECUTION_ERROR`.
 fn store_error(env: &Env, why: impl std::fmt::Display) -> napi::Error {
-  let message = format!("The saved-scripts store answered something unexpected: {why}");
+  coded_error(env, "TOOL_EXECUTION_ERROR", format!("The saved-scripts store answered something unexpected: {why}"))
+}
+
+/// Throws an `Error` whose `code` is `code`; the returned error says it is pending.
+fn coded_error(env: &Env, code: &str, message: String) -> napi::Error {
   let make = || -> napi::Result<()> {
     let mut error = env.create_error(napi::Error::from_reason(message.clone()))?;
-    error.set("code", "TOOL_EXECUTION_ERROR")?;
+    error.set("code", code)?;
     // SAFETY: throws a live error object of this scope; nothing is pending (checked by napi).
     unsafe { napi::sys::napi_throw(env.raw(), error.raw()) };
     Ok(())
@@ -971,10 +1071,11 @@ fn chain<'env>(
 
 /// The engine's store and a host store object, if there is one.
 fn store_parts<'env>(
-  engine: &Rc<RefCell<Engine>>,
+  env: &Env,
+  engine: &EngineCell,
   store: &Option<Object<'env>>,
 ) -> napi::Result<(Arc<dyn Store>, Option<Object<'env>>)> {
-  let e = engine.try_borrow().map_err(|_| busy())?;
+  let e = live(env, engine)?;
   let saved = e.saved().ok_or_else(|| napi::Error::from_reason("saved scripts are off"))?;
   Ok((saved.store.clone(), *store))
 }
@@ -982,11 +1083,7 @@ fn store_parts<'env>(
 /// Where a store operation goes on once the store answered (engine.js `chain`): `(kind, json,
 /// extra, host, run)`. Kinds: `listed` (refresh the index), `got`, `stored`, `removed`, `ran` (run
 /// the script fetched for `execute({ scriptName })`; `extra` is execute's input).
-fn after_fn<'env>(
-  env: &'env Env,
-  engine: Rc<RefCell<Engine>>,
-  sandbox: Rc<RefCell<Sandbox>>,
-) -> napi::Result<Unknown<'env>> {
+fn after_fn<'env>(env: &'env Env, engine: EngineCell, sandbox: Rc<RefCell<Sandbox>>) -> napi::Result<Unknown<'env>> {
   let f = env.create_function_from_closure::<Unknown, Raw, _>("after", move |ctx: FunctionCallContext| {
     let env: &Env = &*ctx.env;
     let r = (|| -> napi::Result<Unknown> {
@@ -1005,9 +1102,7 @@ fn after_fn<'env>(
             _ => Err("list must answer an array".to_string()),
           }
           .map_err(|e| store_error(env, e))?;
-          engine
-            .try_borrow_mut()
-            .map_err(|_| busy())?
+          live_mut(env, &engine)?
             .refresh_saved(items.clone(), None)
             .map_err(|e| napi::Error::from_reason(e.to_string()))?;
           json_to_js(env, &Value::Array(items.iter().map(SavedScript::to_json).collect()))
@@ -1023,7 +1118,7 @@ fn after_fn<'env>(
           let script = SavedScript::from_json(&value).map_err(|e| store_error(env, e))?;
           let result = scripts::save_result(&script.name, script.version);
           let name = script.name.clone();
-          let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
+          let mut e = live_mut(env, &engine)?;
           e.saved_changed(&name, Some(script)).map_err(|e| napi::Error::from_reason(e.to_string()))?;
           json_to_js(env, &result)
         }
@@ -1031,7 +1126,7 @@ fn after_fn<'env>(
           let removed = value == Value::Bool(true);
           let name: Option<String> = ctx.get(2)?;
           if let Some(name) = name {
-            let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
+            let mut e = live_mut(env, &engine)?;
             e.saved_changed(&name, None).map_err(|e| napi::Error::from_reason(e.to_string()))?;
           }
           removed.into_unknown(env)
@@ -1070,11 +1165,7 @@ fn after_fn<'env>(
 
 /// `CodeCall.scripts`' one entry point (engine.js `scriptsApi`): `(method, argJson, store, kit,
 /// after)`.
-fn op_fn<'env>(
-  env: &'env Env,
-  engine: Rc<RefCell<Engine>>,
-  policy: crate::validator::Policy,
-) -> napi::Result<Unknown<'env>> {
+fn op_fn<'env>(env: &'env Env, engine: EngineCell, policy: crate::validator::Policy) -> napi::Result<Unknown<'env>> {
   let f = env.create_function_from_closure::<Unknown, Raw, _>("op", move |ctx: FunctionCallContext| {
     let env: &Env = &*ctx.env;
     let r = (|| -> napi::Result<Unknown> {
@@ -1088,7 +1179,7 @@ fn op_fn<'env>(
         Some(a) => serde_json::from_str(&a).map_err(|e| args::invalid_arg(env, e.to_string()))?,
         None => Value::Null,
       };
-      let (rust_store, host_store) = store_parts(&engine, &store)?;
+      let (rust_store, host_store) = store_parts(env, &engine, &store)?;
       let name_arg = |what: &str| -> napi::Result<String> {
         let name = arg
           .get(0)
@@ -1140,7 +1231,7 @@ fn op_fn<'env>(
 fn save_prepared<'env>(
   env: &'env Env,
   kit: &Object<'env>,
-  engine: &Rc<RefCell<Engine>>,
+  engine: &EngineCell,
   policy: &crate::validator::Policy,
   input: SaveInput,
   session: &str,
@@ -1149,7 +1240,7 @@ fn save_prepared<'env>(
   after: Unknown<'env>,
 ) -> napi::Result<Unknown<'env>> {
   let prepared = {
-    let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
+    let mut e = live_mut(env, engine)?;
     let saved = e.saved_mut().ok_or_else(|| napi::Error::from_reason("saved scripts are off"))?;
     input.prepare(&mut saved.history, session, policy)
   };
@@ -1184,7 +1275,7 @@ struct Plan<'env> {
 fn launch_plan<'env>(
   env: &'env Env,
   kit: &Object<'env>,
-  engine_rc: &Rc<RefCell<Engine>>,
+  engine_rc: &EngineCell,
   sandbox_rc: &Rc<RefCell<Sandbox>>,
   plan: Plan<'env>,
 ) -> napi::Result<Unknown<'env>> {
@@ -1192,6 +1283,12 @@ fn launch_plan<'env>(
   let input_json = input.to_string();
   let mut exec = ExecuteConfig::new(sandbox_rc.try_borrow().map_err(|_| busy())?.config());
   let host_object = read_host(env, host, &mut exec)?;
+  // §5: the host's AbortSignal ends the run (and the saved scripts it runs) as
+  // `ExecuteOptions.signal` does a sandbox's.
+  let signal = match &host_object {
+    Some(h) => signal_arg(env, h, "host")?,
+    None => None,
+  };
   let session = match &host_object {
     Some(h) => match h.get::<Unknown>("sessionId")?.filter(|v| !args::is_nullish(v)) {
       Some(v) => args::string_arg(env, &v, "host.sessionId")?,
@@ -1199,9 +1296,21 @@ fn launch_plan<'env>(
     },
     None => String::new(),
   };
+  if engine_rc.try_borrow().map_err(|_| busy())?.is_none() {
+    // Disposed: the sandbox answers `POOL_DISPOSED`, as it does for a sandbox's own execute.
+    return sandbox_rc.try_borrow_mut().map_err(|_| busy())?.launch(
+      env,
+      String::new(),
+      host_object,
+      exec,
+      None,
+      None,
+      run,
+    );
+  }
   // The engine is borrowed only while the input is read: the launch may run the host's code.
   let (script, callable, approval, scripts_on) = {
-    let engine = engine_rc.try_borrow().map_err(|_| busy())?;
+    let engine = live(env, engine_rc)?;
     let script = engine.read_execute_input(input, &mut exec).map_err(|message| args::invalid_arg(env, message))?;
     let scripts_on = engine.saved().map(|s| (s.store.clone(), s.settings.max_depth));
     (script, engine.callable(), engine.options().approval.clone(), scripts_on)
@@ -1209,7 +1318,7 @@ fn launch_plan<'env>(
   let (script, chain_root, label) = match (script, saved) {
     (ExecuteScript::Inline(s), _) => (s, Vec::new(), None),
     (ExecuteScript::Saved(wanted), None) => {
-      let (rust_store, host_store) = store_parts(engine_rc, &store)?;
+      let (rust_store, host_store) = store_parts(env, engine_rc, &store)?;
       let p = store_call(kit, host_store, &rust_store, StoreOp::fetch(&wanted.name, wanted.version))?;
       let after = after.ok_or_else(|| napi::Error::from_reason("after"))?;
       let extra = env.create_string(&input_json)?.to_unknown();
@@ -1278,11 +1387,18 @@ fn launch_plan<'env>(
     })
   };
   let ran = script.clone();
-  let promise =
-    sandbox_rc.try_borrow_mut().map_err(|_| busy())?.launch(env, script, host_object, exec, None, Some(&wrap), run)?;
+  let promise = sandbox_rc.try_borrow_mut().map_err(|_| busy())?.launch(
+    env,
+    script,
+    host_object,
+    exec,
+    signal,
+    Some(&wrap),
+    run,
+  )?;
   let id = sandbox_rc.try_borrow().map_err(|_| busy())?.last_execution_id();
   if let Ok(mut e) = engine_rc.try_borrow_mut() {
-    if let Some(saved) = e.saved_mut() {
+    if let Some(saved) = e.as_mut().and_then(Engine::saved_mut) {
       saved.history.record(&session, Ran { execution_id: id, script: ran, language });
     }
   }
@@ -1301,7 +1417,7 @@ impl CodeCall {
   /// holds it.
   fn relisted<'env>(&self, env: &'env Env, kit: &Object<'env>) -> napi::Result<Unknown<'env>> {
     let store = self.callback(env, "store")?.map(|s| Object::from_raw(env.raw(), s.raw()));
-    let (rust_store, host_store) = store_parts(&self.engine, &store)?;
+    let (rust_store, host_store) = store_parts(env, &self.engine, &store)?;
     let listed = store_call(kit, host_store, &rust_store, StoreOp::List)?;
     let after = self.callback(env, "after")?.ok_or_else(|| napi::Error::from_reason("after"))?;
     chain(env, kit, listed, after, "listed", None, None, None)
@@ -1318,7 +1434,7 @@ impl CodeCall {
           Some(j) => serde_json::from_str::<Value>(&j).map_err(|e| args::invalid_arg(env, e.to_string()))?,
           None => Value::Null,
         };
-        let mut e = engine.try_borrow_mut().map_err(|_| busy())?;
+        let mut e = live_mut(env, &engine)?;
         let out = if search {
           e.search(&input).map_err(|e| match e {
             EngineError::InvalidArgument(e) => args::invalid_arg(env, e),
@@ -1353,14 +1469,28 @@ impl CodeCall {
       _ => String::new(),
     };
     let input = self.json_value(env, input, "input")?;
-    let called = self.engine()?.meta_name(Meta::Save);
+    let called = self.engine(env)?.meta_name(Meta::Save);
     let input = SaveInput::read(input, &called).map_err(|m| args::invalid_arg(env, m))?;
     let kit = self.helper(env)?;
     let store = self.callback(env, "store")?.map(|s| Object::from_raw(env.raw(), s.raw()));
-    let (rust_store, host_store) = store_parts(&self.engine, &store)?;
+    let (rust_store, host_store) = store_parts(env, &self.engine, &store)?;
     let after = self.callback(env, "after")?.ok_or_else(|| napi::Error::from_reason("after"))?;
     let policy = self.sandbox()?.config().policy.clone();
     save_prepared(env, &kit, &self.engine, &policy, input, &session, host_store, &rust_store, after)
+  }
+}
+
+impl Drop for CodeCall {
+  /// Collected without `dispose()`: the engine goes as it would have (its sandbox stops with the
+  /// last reference to it).
+  fn drop(&mut self) {
+    if let Ok(mut engine) = self.engine.try_borrow_mut() {
+      release_engine(engine.take());
+    }
+    // Dropped on the environment's thread (CodeCall is not `Send`), by its finalizer.
+    if let Some(env) = self.external.take() {
+      let _ = Env::from_raw(env).adjust_external_memory(-EXTERNAL_BYTES);
+    }
   }
 }
 

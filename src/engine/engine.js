@@ -27,6 +27,11 @@
     reject(error) {
       return Promise.reject(error);
     },
+    // The CodeCall object holds its Rust side's JavaScript (`refs`) itself, under a hidden
+    // property: Rust only looks it up, so callbacks that reach the CodeCall are collected with it.
+    keep(target, refs) {
+      Object.defineProperty(target, Symbol('codecall'), { value: refs });
+    },
     // §11, saved scripts. A host's ScriptStore method, whose answer may be a promise: resolves to
     // its JSON (undefined for undefined), rejects with TOOL_EXECUTION_ERROR when it throws.
     storeCall(store, method, argsJson) {
@@ -53,12 +58,17 @@
     },
     // The same for calls from other threads (a saved script a plan calls): the answer goes to
     // `reply(token, errorMessage, json)`, once.
+    // The store is held weakly (the CodeCall holds it): the threadsafe function over this caller
+    // is a GC root while the engine lives, and must not keep the store — and what it reaches —
+    // alive past the CodeCall.
     storeCaller(store, reply) {
       const call = this.storeCall;
+      const held = new WeakRef(store);
       return (method, argsJson, token) => {
         let answered;
         try {
-          answered = call(store, method, argsJson);
+          const live = held.deref();
+          answered = live === undefined ? Promise.reject(new Error('the CodeCall is gone')) : call(live, method, argsJson);
         } catch (e) {
           answered = Promise.reject(e);
         }
@@ -121,9 +131,38 @@
     // everything: the start event, then `finish(errorJson, valueJson, counted)` returns
     // `{ result, end }` as JSON; `end` is the tool_call_end event. The promise never rejects.
     // `run` (telemetry) is undefined unless this call records: then the approval and the tool
-    // call get their spans, and the host's callbacks run under them.
-    invoke(host, name, inputJson, meta, startJson, finish, askJson, run) {
+    // call get their spans, and the host's callbacks run under them. `signal` (the host's
+    // AbortSignal, or null): aborted, the call resolves EXECUTION_ABORTED at once, whether it is
+    // waiting for a person or for the tool (whose later answer is dropped, with its end event);
+    // aborted before, nothing is asked or called.
+    invoke(host, name, inputJson, meta, startJson, finish, askJson, run, signal) {
+      const aborted = () => ({
+        status: 'error',
+        error: { code: 'EXECUTION_ABORTED', message: 'Execution was aborted by its AbortSignal', toolName: name, toolInput: parse(inputJson) },
+      });
+      if (signal !== null && signal !== undefined && signal.aborted) {
+        const result = aborted();
+        if (run !== undefined) run.invoked(result);
+        return Promise.resolve(result);
+      }
+      // Settles with the call's result, or with EXECUTION_ABORTED when the signal fires first.
+      let over = false;
+      const raced = (promise) => {
+        if (signal === null || signal === undefined) return promise;
+        return new Promise((resolve) => {
+          const onAbort = () => {
+            over = true;
+            resolve(aborted());
+          };
+          signal.addEventListener('abort', onAbort, { once: true });
+          promise.then((result) => {
+            signal.removeEventListener('abort', onAbort);
+            resolve(result);
+          });
+        });
+      };
       const emit = (event) => {
+        if (over) return;
         if (typeof host.onEvent !== 'function') return;
         try {
           host.onEvent(event);
@@ -133,20 +172,21 @@
       };
       if (run !== undefined) {
         run.named(name, meta.executionId);
-        return run.within(calls).then((result) => {
+        return run.within(() => raced(calls())).then((result) => {
           run.invoked(result);
           return result;
         });
       }
-      return calls();
+      return raced(calls());
 
       function calls() {
       // §9: a call that needs a person's yes is asked about first; a call not approved has no
       // start or end event and ends ACCESS_DENIED with a message that says which no.
       if (askJson !== null && askJson !== undefined) {
         const ask = parse(askJson);
-        const asked = run === undefined ? approve(host, name, ask) : run.approve(ask.request, () => approve(host, name, ask));
+        const asked = run === undefined ? approve(host, name, ask, signal) : run.approve(ask.request, () => approve(host, name, ask, signal));
         return asked.then(({ decision, waitedMs, message }) => {
+          if (decision === 'aborted') return aborted();
           if (run !== undefined) run.approved(String(meta.callId), decision, waitedMs);
           emit({ type: 'approval', executionId: meta.executionId, callId: meta.callId, toolName: name, decision, waitedMs });
           const go = decision === 'approve' || decision === 'approve_always' || (decision === 'unavailable' && ask.allowWhenUnavailable);
@@ -158,6 +198,7 @@
       }
 
       function call() {
+      if (over) return aborted();
       const started = performance.now();
       emit(parse(startJson));
       return new Promise((resolve) => {
@@ -195,16 +236,19 @@
 
   // Asks `host.approve(request)` once, bounded by `ask.timeoutMs`: resolves `{ decision,
   // waitedMs, message }`, never rejects (a throw or another answer is a decline that says so).
-  function approve(host, name, ask) {
+  // An abort of `signal` ends the wait at once (decision 'aborted'; its timer goes).
+  function approve(host, name, ask, signal) {
     const asked = performance.now();
     const no = (why) => `Tool '${name}' was not approved: ${why}`;
     return new Promise((resolve) => {
       let settled = false;
       let timer;
+      const onAbort = () => done('aborted', undefined);
       const done = (decision, message) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        if (signal !== null && signal !== undefined) signal.removeEventListener('abort', onAbort);
         resolve({ decision, waitedMs: performance.now() - asked, message });
       };
       if (typeof host.approve !== 'function') {
@@ -212,6 +256,7 @@
         return;
       }
       timer = setTimeout(() => done('timeout', no('approval timed out')), ask.timeoutMs);
+      if (signal !== null && signal !== undefined) signal.addEventListener('abort', onAbort, { once: true });
       // An approval is one of three short strings: a longer answer is a decline, not serialized.
       settle(host.approve, host, [ask.request], (errorJson, valueJson, counted) => {
         if (counted !== undefined) {

@@ -278,9 +278,15 @@ struct State {
   queue: VecDeque<Pending>,
   /// A person is being asked now.
   asking: bool,
+  /// The call being asked about, until the answer or the timer takes it.
+  in_flight: Option<Weak<Mutex<Option<Asked>>>>,
   /// The execution ended: nothing more is asked.
   finished: bool,
 }
+
+/// A call while a person is asked about it: the call, its reply, the executions whose deadlines
+/// are held, the tool.
+type Asked = (HostCall, Box<dyn Reply>, Vec<Arc<Shared>>, String);
 
 #[derive(Clone)]
 enum Decided {
@@ -406,7 +412,8 @@ impl Approvals {
     }
     let asked = Instant::now();
     // Exactly one of the host's answer and the timer decides.
-    let slot = Arc::new(Mutex::new(Some((call, reply, shared, tool))));
+    let slot: Arc<Mutex<Option<Asked>>> = Arc::new(Mutex::new(Some((call, reply, shared, tool))));
+    self.lock().in_flight = Some(Arc::downgrade(&slot));
     let decide = {
       let this = self.clone();
       let inner = inner.clone();
@@ -486,13 +493,23 @@ impl Approvals {
     }
   }
 
-  /// The execution ended: calls still waiting are refused, nothing more is asked.
+  /// The execution ended (its result, an abort, a dispose): calls still waiting are refused,
+  /// nothing more is asked, and the ask in flight is settled now — its timer thread leaves and the
+  /// deadlines it held are released, whether or not the host's `approve()` ever answers.
   fn finish(&self) {
-    let waiting: Vec<Pending> = {
+    let (waiting, in_flight) = {
       let mut st = self.lock();
       st.finished = true;
-      st.queue.drain(..).collect()
+      (st.queue.drain(..).collect::<Vec<Pending>>(), st.in_flight.take())
     };
+    let asked =
+      in_flight.and_then(|w| w.upgrade()).and_then(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()).take());
+    if let Some((_call, reply, shared, _tool)) = asked {
+      for s in &shared {
+        s.release();
+      }
+      reply.send(denied("The execution ended before the call was approved".into()));
+    }
     for p in waiting {
       p.reply.send(denied("The execution ended before the call was approved".into()));
     }

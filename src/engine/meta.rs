@@ -277,7 +277,7 @@ pub fn definitions(names: &MetaNames, d: &Describing) -> Vec<Value> {
          name is its next version). Give the script, or the executionId of a run of this session. \
          {search} finds saved tools; run one with {execute} {{\"scriptName\": name, \"input\": ...}} or \
          callTool('saved:<name>', input) from a plan (the script reads `input`).\n\
-         Example: {{\"name\": \"weekly-report\", \"description\": \"Sales per region for a week\", \"executionId\": \"exec-1-4\"}}"
+         Example: {{\"name\": \"weekly-report\", \"description\": \"Sales per region for a week\", \"executionId\": \"exec-9b2f4c1e7d3a40f6a8c5e2b1d0f7a6c3\"}}"
       ),
       "inputSchema": {
         "type": "object",

@@ -16,9 +16,7 @@ use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use napi::bindgen_prelude::{
-  FnArgs, Function, FunctionCallContext, JsObjectValue, Object, ObjectRef, ToNapiValue, Unknown,
-};
+use napi::bindgen_prelude::{FnArgs, Function, FunctionCallContext, JsObjectValue, Object, ToNapiValue, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
@@ -32,7 +30,7 @@ use super::outcome::{Completed, Outcome};
 use super::runner::{QueueProbe, Runner};
 use super::shared::{lock, Shared};
 use super::warnings::Warnings;
-use crate::common::{args, ErrorCode, Glob, Preset};
+use crate::common::{args, ErrorCode, Glob, JsRef, Preset};
 use crate::validator::{Language, PolicyOverrides};
 
 const HOST_JS: &str = include_str!("host.js");
@@ -575,13 +573,13 @@ pub struct Sandbox {
   config: Arc<SandboxConfig>,
   replies: Arc<Replies>,
   to_node: Arc<ToNode>,
-  /// host.js's `{ register, route, settle }`.
-  host_js: ObjectRef<false>,
+  /// host.js's `{ register, route, settle }` (deleted with the sandbox: never a root past it).
+  host_js: JsRef,
+  /// The key of the execution `launch` started last (host.js's dispatchers, per sandbox).
   next_id: u64,
-  instance: u64,
+  /// The id of the execution `launch` started last.
+  last_id: String,
 }
-
-static INSTANCES: AtomicU64 = AtomicU64::new(0);
 
 #[napi]
 impl Sandbox {
@@ -635,16 +633,16 @@ impl Sandbox {
       config,
       replies,
       to_node,
-      host_js: host_js.create_ref()?,
+      host_js: JsRef::strong(env, &host_js)?,
       next_id: 0,
-      instance: INSTANCES.fetch_add(1, Ordering::Relaxed) + 1,
+      last_id: String::new(),
     })
   }
 
   /// host.js's `settle(fn, self, args, done)`: runs a host function and reports its outcome once,
   /// as JSON (the engine's `invoke` calls the host through it).
   pub(crate) fn settle<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
-    let host_js = self.host_js.get_value(env)?;
+    let host_js = self.host_js.get(env)?;
     host_js.get("settle")?.ok_or_else(|| napi::Error::from_reason("settle missing"))
   }
 
@@ -654,7 +652,7 @@ impl Sandbox {
 
   /// The id of the execution `launch` started last.
   pub(crate) fn last_execution_id(&self) -> String {
-    format!("exec-{}-{}", self.instance, self.next_id)
+    self.last_id.clone()
   }
 
   /// Queues executions from any thread (a saved script a plan calls, §11); `None` once disposed.
@@ -706,7 +704,9 @@ impl Sandbox {
     run: Option<Unknown<'env>>,
   ) -> napi::Result<Unknown<'env>> {
     self.next_id += 1;
-    let id = format!("exec-{}-{}", self.instance, self.next_id);
+    // A handle a client holds across requests (§12): unguessable, not a counter.
+    let id = crate::common::execution_id();
+    self.last_id.clone_from(&id);
     let pool = self.pool.as_ref().filter(|p| !p.is_disposed());
 
     // The execution's dispatcher in host.js (and the promise the caller gets).
@@ -721,7 +721,7 @@ impl Sandbox {
         Ok(())
       })?
     };
-    let host_js = self.host_js.get_value(env)?;
+    let host_js = self.host_js.get(env)?;
     let register: Register =
       host_js.get("register")?.ok_or_else(|| napi::Error::from_reason("host.js has no register"))?;
     let host_value: Unknown = match &host_object {
@@ -979,19 +979,28 @@ fn read_execute_options<'env>(
     if let Some(v) = options.get::<Unknown>("maxToolCalls")?.filter(|v| !args::is_nullish(v)) {
       exec.max_tool_calls = exec.max_tool_calls.min(number_arg(env, &v, "options.maxToolCalls")?);
     }
-    if let Some(s) = options.get::<Unknown>("signal")?.filter(|v| !args::is_nullish(v)) {
-      let is_signal = s.get_type()? == ValueType::Object && {
-        let o = Object::from_raw(env.raw(), s.raw());
-        matches!(o.get::<Unknown>("addEventListener")?.map(|f| f.get_type()), Some(Ok(ValueType::Function)))
-      };
-      if !is_signal {
-        return Err(args::invalid_arg(env, "options.signal must be an AbortSignal"));
-      }
-      signal = Some(Object::from_raw(env.raw(), s.raw()));
-    }
+    signal = signal_arg(env, &options, "options")?;
   }
 
   Ok(signal)
+}
+
+/// `owner.signal` (`ExecuteOptions.signal`, `CodeCallHost.signal`): an `AbortSignal`, or `None`
+/// when it is absent, `undefined` or `null`; anything else is `ERR_INVALID_ARG`.
+pub(crate) fn signal_arg<'env>(
+  env: &'env Env,
+  owner: &Object<'env>,
+  owner_name: &str,
+) -> napi::Result<Option<Object<'env>>> {
+  let Some(s) = owner.get::<Unknown>("signal")?.filter(|v| !args::is_nullish(v)) else { return Ok(None) };
+  let is_signal = s.get_type()? == ValueType::Object && {
+    let o = Object::from_raw(env.raw(), s.raw());
+    matches!(o.get::<Unknown>("addEventListener")?.map(|f| f.get_type()), Some(Ok(ValueType::Function)))
+  };
+  if !is_signal {
+    return Err(args::invalid_arg(env, format!("{owner_name}.signal must be an AbortSignal")));
+  }
+  Ok(Some(Object::from_raw(env.raw(), s.raw())))
 }
 
 #[cfg(test)]

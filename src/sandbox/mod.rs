@@ -47,7 +47,9 @@ pub use runner::{Runner, Submitter};
 pub use shared::Shared;
 pub use warnings::Warnings;
 // For the engine layer's binding, which runs its plans on a `Sandbox` of its own.
-pub(crate) use binding::{event_json, host_answer, json_of, read_denied_tools, read_host, Sandbox, SandboxOptions};
+pub(crate) use binding::{
+  event_json, host_answer, json_of, read_denied_tools, read_host, signal_arg, Sandbox, SandboxOptions,
+};
 // For the worker executable, the timing example and the fuzz targets: one engine and execution,
 // the thread pool, the worker pipe's frames.
 pub use engine::{Engine, Execution, Job, ReplySink, Step};

@@ -114,7 +114,6 @@ pub struct SavedCtx {
   pub run: SavedRun,
   me: Mutex<Weak<Shared>>,
   children: Mutex<Vec<Weak<Shared>>>,
-  next: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -131,7 +130,7 @@ fn failure(code: ErrorCode, message: String, details: Option<Value>) -> CallResu
 
 impl SavedCtx {
   pub fn new(run: SavedRun) -> Self {
-    Self { run, me: Mutex::new(Weak::new()), children: Mutex::new(Vec::new()), next: AtomicU64::new(0) }
+    Self { run, me: Mutex::new(Weak::new()), children: Mutex::new(Vec::new()) }
   }
 
   pub fn budget(&self) -> &Budget {
@@ -257,8 +256,9 @@ impl SavedCtx {
         None,
       ));
     }
-    let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-    let id = format!("{}.{n}", me.id);
+    // Its own unguessable id (§12), not one derived from the caller's; events carry the caller's
+    // as `parentExecutionId`.
+    let id = crate::common::execution_id();
     let mut exec = self.run.exec.clone();
     exec.language = script.language;
     exec.input_json = Some(call.args_json.clone());

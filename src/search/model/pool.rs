@@ -108,7 +108,7 @@ impl Drop for Shared {
 impl Pending {
   /// Also keeps vectors in `dir` (`disk.rs`), and finds them there.
   pub fn with_cache_dir(dir: Option<std::path::PathBuf>) -> Self {
-    Self { cache_dir: dir, ..Self::default() }
+    Self { shared: Arc::default(), cache_dir: dir, disk: None }
   }
 
   /// Queues `(id, text)` jobs. Vectors already cached are returned at once instead.
@@ -193,6 +193,15 @@ impl Pending {
     while !state.pending.is_empty() {
       state = self.shared.changed.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
     }
+  }
+}
+
+impl Drop for Pending {
+  /// The index is gone: its jobs still queued leave the queue now (with their texts), not when a
+  /// pool thread next comes by them.
+  fn drop(&mut self) {
+    let mine = Arc::downgrade(&self.shared);
+    lock(&QUEUE).lines.retain(|(owner, _)| !Weak::ptr_eq(owner, &mine));
   }
 }
 
