@@ -95,7 +95,8 @@ describe('stdio, a client pinned to 2026-07-28', () => {
     expect(described.tools[0]).toMatchObject({ name: 'fx:echo', inputSchema: { properties: { text: { type: 'string' } } } })
     const ran = await meta(client, 'codecall_execute', { script: "return (await callTool('fx:echo', { text: 'hi' })).echoed" })
     expect(ran).toMatchObject({ status: 'ok', result: 'hi' })
-    expect(ran.stats.executionId).toMatch(/^exec-/)
+    // §12: a handle a client holds across requests, that no one else can guess.
+    expect(ran.stats.executionId).toMatch(/^exec-[0-9a-f]{32}$/)
     const invoked = await meta(client, 'codecall_invoke', { tool: 'fx:echo', input: { text: 'yo' } })
     expect(invoked).toMatchObject({ status: 'ok', result: { echoed: 'yo' } })
   })
