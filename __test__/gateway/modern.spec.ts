@@ -34,6 +34,8 @@ const config = writeConfig(dir, {
     stateKey: 'a-state-key-for-these-tests-only',
   },
 })
+/** The audit lines written so far. */
+const auditLines = (): any[] => (existsSync(join(dir, 'audit.jsonl')) ? readFileSync(join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [])
 const startCount = () => (existsSync(starts) ? readFileSync(starts, 'utf8').trim().split('\n').filter(Boolean).length : 0)
 
 /** An SDK 2.x client over stdio to `codecall serve`, in `mode`; `answer` makes it declare elicitation. */
@@ -138,6 +140,33 @@ describe('stdio, a client pinned to 2026-07-28', () => {
     const after = await calls(client)
     expect((after.repo_delete ?? 0) - (before.repo_delete ?? 0)).toBe(2)
     expect((after.repo_touch ?? 0) - (before.repo_touch ?? 0)).toBe(1)
+  })
+
+  it('list changes reach a subscriptions/listen stream', async () => {
+    const changed: number[] = []
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed.push(Date.now())
+    })
+    const subscription = await client.listen({ toolsListChanged: true })
+    try {
+      expect(subscription.honoredFilter.toolsListChanged).toBe(true)
+      await meta(client, 'codecall_execute', { script: "return await callTool('fx:add_tool', { name: 'added_over_stdio' })" })
+      await waitFor(() => changed.length > 0, 15_000, 'a tools/list_changed on the listen stream')
+      expect((await meta(client, 'codecall_search', { query: 'added_over_stdio' })).tools.map((t: any) => t.name)).toContain('fx:added_over_stdio')
+    } finally {
+      await subscription.close()
+    }
+  })
+
+  it('notifications/cancelled ends the execution (EXECUTION_ABORTED), not its timeout', async () => {
+    const script = "/* stdio cancel */ await callTool('fx:hang', {}); return 'never'"
+    const controller = new AbortController()
+    const pending = client.callTool({ name: 'codecall_execute', arguments: { script } }, { signal: controller.signal }).catch((e) => e)
+    await new Promise((r) => setTimeout(r, 500))
+    controller.abort()
+    await pending
+    const line = await waitFor(() => auditLines().find((l) => l.codeLength === script.length), 9_000, 'the cancelled execution to end')
+    expect(line.errorCode).toBe('EXECUTION_ABORTED')
   })
 
   it('a declined call never reaches the tool; the script can go on', async () => {
@@ -275,6 +304,22 @@ describe('Streamable HTTP', () => {
     })
   }
 
+  it('list changes reach a subscriptions/listen stream over HTTP', async () => {
+    const { client } = await httpClient({ pin: MODERN })
+    const changed: number[] = []
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed.push(Date.now())
+    })
+    const subscription = await client.listen({ toolsListChanged: true })
+    try {
+      await meta(client, 'codecall_execute', { script: "return await callTool('fx:add_tool', { name: 'added_over_http' })" })
+      await waitFor(() => changed.length > 0, 15_000, 'a tools/list_changed on the listen stream')
+    } finally {
+      await subscription.close()
+      await client.close()
+    }
+  })
+
   /** One raw 2026-07-28 `tools/call` over HTTP; the JSON-RPC answer (JSON or the last SSE event). */
   async function rawCall(name: string, args: unknown, extra: Record<string, unknown> = {}, capabilities: unknown = { elicitation: { form: {} } }, base = url, bearer = token) {
     const body = {
@@ -392,7 +437,8 @@ describe('Streamable HTTP', () => {
     return [JSON.parse(text)]
   }
 
-  it('closing the request stream ends its execution (the upstream call is cancelled)', async () => {
+  it('closing the request stream ends its execution (EXECUTION_ABORTED)', async () => {
+    const HTTP_HANG = "/* closed over HTTP, a longer comment */ await callTool('fx:hang', {}); return 'never'"
     const controller = new AbortController()
     const pending = fetch(url, {
       method: 'POST',
@@ -402,18 +448,15 @@ describe('Streamable HTTP', () => {
         jsonrpc: '2.0',
         id: 9,
         method: 'tools/call',
-        params: { name: 'codecall_execute', arguments: { script: "await callTool('fx:hang', {}); return 'never'" }, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } },
+        params: { name: 'codecall_execute', arguments: { script: HTTP_HANG }, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } },
       }),
     }).catch((e) => e)
     await new Promise((r) => setTimeout(r, 500))
     controller.abort()
     await pending
     // Its audit line: ended by the close (aborted, or its upstream call cancelled), not by its timeout.
-    const line = await waitFor(() => {
-      const lines = existsSync(join(dir, 'audit.jsonl')) ? readFileSync(join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : []
-      return lines.find((l: any) => l.codeLength === "await callTool('fx:hang', {}); return 'never'".length)
-    }, 9_000, 'the aborted execution to end')
-    expect(line.errorCode).not.toBe('TIMEOUT')
+    const line = await waitFor(() => auditLines().find((l) => l.codeLength === HTTP_HANG.length), 9_000, 'the aborted execution to end')
+    expect(line.errorCode).toBe('EXECUTION_ABORTED')
     // The gateway goes on answering.
     const r = await rawCall('codecall_execute', { script: "return (await callTool('fx:echo', { text: 'after' })).echoed" }, {}, {})
     expect(r.result.structuredContent).toMatchObject({ status: 'ok', result: 'after' })
