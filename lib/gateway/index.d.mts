@@ -97,6 +97,8 @@ export interface ServerInfo {
   name: string
   status: 'starting' | 'connected' | 'failed' | 'closed'
   transport: 'stdio' | 'http' | 'sse'
+  /** The protocol era spoken with it (§12), once connected. */
+  era?: 'legacy' | 'modern'
   tools: number
   capabilities: { tools: boolean; resources: boolean; prompts: boolean }
   serverInfo?: { name: string; version: string }
