@@ -421,10 +421,22 @@ describe('Streamable HTTP', () => {
     expect(loud.some((m: any) => m.method === 'notifications/message' && JSON.stringify(m.params).includes('hello from the plan'))).toBe(true)
   })
 
+  it("progress travels on the call's own response; results carry the server's serverInfo", async () => {
+    const messages = await fetchAll({ script: "return await callTool('fx:progress', { steps: 3 })" }, undefined, 'tok-1')
+    const progress = messages.filter((m: any) => m.method === 'notifications/progress')
+    expect(progress.length).toBeGreaterThanOrEqual(3)
+    for (const p of progress) expect(p.params.progressToken).toBe('tok-1')
+    const last = messages[messages.length - 1]
+    expect(last.result.structuredContent).toMatchObject({ status: 'ok', result: { steps: 3 } })
+    expect(last.result.resultType).toBe('complete')
+    expect(last.result._meta?.['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'codecall' })
+  })
+
   /** Every JSON-RPC message of one modern execute over HTTP (an SSE stream when it sends more than its result). */
-  async function fetchAll(args: unknown, logLevel: string | undefined) {
+  async function fetchAll(args: unknown, logLevel: string | undefined, progressToken?: string) {
     const meta: Record<string, unknown> = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} }
     if (logLevel) meta['io.modelcontextprotocol/logLevel'] = logLevel
+    if (progressToken) meta.progressToken = progressToken
     const response = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'codecall_execute' },
