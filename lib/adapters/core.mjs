@@ -202,6 +202,25 @@ export function releaseEngine(codecall) {
 }
 
 /**
+ * What the adapter keeps per engine: the tools it holds (fingerprint), its meta-tool names, the
+ * approval wait, the state key and its parked runs, the servers attached now. A server's own
+ * engine (`owned`) never warns about its separator (the adapter chose it).
+ */
+function newEngineState(owned, codecall, timeoutMs, keyOption, log) {
+  return {
+    owned,
+    fingerprint: null,
+    metaNames: new Set(codecall.metaTools().map((/** @type {any} */ t) => t.name)),
+    approvalTimeoutMs: timeoutMs,
+    keyOption,
+    parked: parkedRunsFor(keyOption, timeoutMs, log),
+    live: 0,
+    released: false,
+    warned: owned,
+  }
+}
+
+/**
  * Puts a CodeCall in front of a server through a framework binding; returns the CodeCall.
  *
  * `options.engine`: a `CodeCall` the application made once and shares between servers (SDK 2.x
@@ -273,17 +292,7 @@ export function attach(binding, options) {
     codecall = engine
     const timeoutMs = approvalTimeoutMs ?? 120_000
     if (!state) {
-      state = {
-        owned: false,
-        fingerprint: null,
-        metaNames: names(engine.metaTools()),
-        approvalTimeoutMs: timeoutMs,
-        keyOption,
-        parked: parkedRunsFor(keyOption, timeoutMs, log),
-        live: 0,
-        released: false,
-        warned: false,
-      }
+      state = newEngineState(false, engine, timeoutMs, keyOption, log)
       engines.set(engine, state)
     } else {
       if (!sameKey(state.keyOption, keyOption)) throw invalidArg('codeMode(server, { engine }): this engine is already served with another stateKey (one key per engine)')
@@ -304,17 +313,7 @@ export function attach(binding, options) {
       },
     })
     const timeoutMs = typeof rest.approval?.timeoutMs === 'number' ? rest.approval.timeoutMs : 120_000
-    state = {
-      owned: true,
-      fingerprint: null,
-      metaNames: names(codecall.metaTools()),
-      approvalTimeoutMs: timeoutMs,
-      keyOption,
-      parked: parkedRunsFor(keyOption, timeoutMs, log),
-      live: 0,
-      released: false,
-      warned: true,
-    }
+    state = newEngineState(true, codecall, timeoutMs, keyOption, log)
     engines.set(codecall, state)
   }
   const engineState = state

@@ -42,7 +42,7 @@ export class Gateway {
     /** Scopes with an upstream call in flight, per server: upstream logging goes to them. */
     this.active = new Map()
     this.suppressChanges = false
-    /** The engine's options; the engine itself is made on the first request that needs it (§12). */
+    /** The engine's options (with a scripts store, the engine is made on the first request that needs it: §12). */
     this.engineOptions = {
       mode: c.mode,
       topK: c.topK,
@@ -70,17 +70,23 @@ export class Gateway {
       }
       if (!folder) throw new Error(`codecall.scripts.store: the folder of ${store} does not exist (folders are not created)`)
     }
-    // What the engine would refuse (vm limits, ...) is refused now, by an engine without the store:
-    // starting opens no store and starts no upstream (a client's probe process costs nothing).
-    const { scripts: _store, onToolsChanged: _changed, ...checked } = this.engineOptions
-    new CodeCall(checked).dispose().catch(() => {})
+    // What the engine would refuse (vm limits, ...) is refused now. Starting opens no store and
+    // starts no upstream (a client's probe process costs nothing): with a store, that check is
+    // made by an engine without it, and the engine itself is made when a request needs it.
     /** @type {any} */
     this.engine = null
+    if (c.scripts) {
+      const { scripts: _store, onToolsChanged: _changed, ...checked } = this.engineOptions
+      new CodeCall(checked).dispose().catch(() => {})
+    } else {
+      this.engine = new CodeCall(this.engineOptions)
+    }
     // The meta-tools' names, as the engine names them (checked when it is made).
     const kinds = ['search', 'describe', 'execute', ...(c.directCalls?.enabled ? ['invoke'] : []), ...(c.scripts ? ['save'] : [])]
     this.metaByKind = {}
     for (const kind of kinds) this.metaByKind[kind] = `${c.metaToolPrefix}${c.metaToolSeparator}${kind}`
     this.metaNames = new Set(Object.values(this.metaByKind))
+    if (this.engine) this.#namesFromEngine()
     /** @type {Map<string, Upstream>} */
     this.upstreams = new Map()
     for (const spec of config.servers) {
@@ -119,12 +125,17 @@ export class Gateway {
     if (this.engine === null) {
       if (this.closed) throw Object.assign(new Error('The gateway is closed'), { code: 'POOL_DISPOSED' })
       this.engine = new CodeCall(this.engineOptions)
-      const c = this.config.codecall
-      this.metaNames = new Set(this.engine.metaTools().map((/** @type {any} */ t) => t.name))
-      this.metaByKind = {}
-      for (const name of this.metaNames) this.metaByKind[name.slice(c.metaToolPrefix.length + c.metaToolSeparator.length)] = name
+      this.#namesFromEngine()
     }
     return this.engine
+  }
+
+  /** The meta-tools' names as the engine has them. */
+  #namesFromEngine() {
+    const c = this.config.codecall
+    this.metaNames = new Set(this.engine.metaTools().map((/** @type {any} */ t) => t.name))
+    this.metaByKind = {}
+    for (const name of this.metaNames) this.metaByKind[name.slice(c.metaToolPrefix.length + c.metaToolSeparator.length)] = name
   }
 
   /**

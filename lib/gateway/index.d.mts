@@ -136,7 +136,7 @@ export class Gateway {
       onUpstreamLog?: (server: string, params: unknown) => void
     } | null,
   )
-  /** The engine, made on first use (starting the gateway makes none: §12). */
+  /** The engine (with a scripts store, made on first use: starting opens no store, §12). */
   readonly codecall: CodeCall
   /** Told once every upstream has started or failed. */
   onStarted: (() => void) | null
