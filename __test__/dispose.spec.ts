@@ -3,10 +3,10 @@
 // and worker processes on dispose(), and is collected when let go of without one. Counted in a
 // child Node process (fixtures/dispose-churn.mjs) that creates 300 such engines after a warm-up.
 // Resources are counted; nothing is timed.
-import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 
 import { afterAll, describe, expect, it } from 'vitest'
+import { runChurn } from './helpers'
 
 import { CodeCall } from '../index.js'
 
@@ -19,14 +19,7 @@ interface Churn {
   rssGrowthMB: number
 }
 
-function churn(...args: string[]): Churn {
-  const out = execFileSync(process.execPath, ['--expose-gc', FIXTURE, ...args], {
-    encoding: 'utf8',
-    timeout: 240_000,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  return JSON.parse(out.trim().split('\n').pop() ?? '{}')
-}
+const churn = (...args: string[]) => runChurn<Churn>(FIXTURE, ...args)
 
 // Before the fix: +780 MB and +900 threads (three per engine: the index writer's) for 300 engines;
 // after it about +45–75 MB (the allocator keeps some of what it freed), and the threads back.

@@ -5,10 +5,10 @@
 // that sends raw 2026-07-28 requests through the handler's fetch face: tools/list, search, execute
 // calling tools, invoke, and approvals answered through `input_required` (accepted, some declined).
 // Resources are counted; nothing is timed.
-import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 
 import { describe, expect, it } from 'vitest'
+import { runChurn } from '../helpers'
 
 const linux = process.platform === 'linux'
 const FIXTURE = join(__dirname, '..', 'fixtures', 'modern-churn.mjs')
@@ -35,14 +35,7 @@ interface Churn {
   calls: { users_list: number; users_delete: number; orders_list: number }
 }
 
-function churn(...args: string[]): Churn {
-  const out = execFileSync(process.execPath, ['--expose-gc', FIXTURE, ...args], {
-    encoding: 'utf8',
-    timeout: 240_000,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  return JSON.parse(out.trim().split('\n').pop() ?? '{}')
-}
+const churn = (...args: string[]) => runChurn<Churn>(FIXTURE, ...args)
 
 const THREAD_MARGIN = 4
 // A shared engine: measured +37–43 MB of RSS after gc for 500–4 000 requests (V8's and the
