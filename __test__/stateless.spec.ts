@@ -80,6 +80,27 @@ describe('ApprovalRounds', () => {
     expect(() => new ApprovalRounds({} as any)).toThrow(/must be a CodeCall/)
   })
 
+  it("without an option of its own, the engine's stateKey seals the state (CodeCallOptions.stateKey)", async () => {
+    const keyed = new CodeCall({ approval: { ask: ['shop:delete'] }, stateKey: 'the-engine-key-0123456789' })
+    const same = new CodeCall({ approval: { ask: ['shop:delete'] }, stateKey: 'the-engine-key-0123456789' })
+    const other = new CodeCall({ approval: { ask: ['shop:delete'] }, stateKey: 'another-engine-key-98765' })
+    try {
+      for (const e of [keyed, same, other]) e.setTools([{ name: 'shop:list' }, { name: 'shop:delete' }])
+      const a = new ApprovalRounds(keyed)
+      const out = await a.handle('codecall:execute', args, host(), { canElicit: true })
+      if (out.resultType !== 'input_required') throw new Error('expected input_required')
+      // The same key opens the seal (the run itself lives in the first one's memory).
+      await expect(new ApprovalRounds(same).handle('codecall:execute', args, host(), { canElicit: true, requestState: out.requestState })).rejects.toThrow(/no such run here/)
+      await expect(new ApprovalRounds(other).handle('codecall:execute', args, host(), { canElicit: true, requestState: out.requestState })).rejects.toThrow(/forged or altered/)
+      a.close()
+    } finally {
+      await Promise.all([keyed.dispose(), same.dispose(), other.dispose()])
+    }
+    for (const stateKey of [null, undefined]) await new CodeCall({ stateKey }).dispose()
+    expect(() => new CodeCall({ stateKey: 'short' })).toThrow(/options\.stateKey must be at least 16 bytes/)
+    expect(() => new CodeCall({ stateKey: 42 as any })).toThrow(/options\.stateKey/)
+  })
+
   it('a run with no call needing approval completes in one round', async () => {
     const out = await rounds.handle('codecall:execute', { script: "return (await callTool('shop:list', {})).length" }, host(), { canElicit: true })
     expect(out).toMatchObject({ resultType: 'complete', result: { status: 'ok', result: 3 } })

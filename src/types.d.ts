@@ -346,6 +346,12 @@ export interface CodeCallOptions {
   approval?: ApprovalOptions
   /** §11: saved scripts — plans kept as tools `saved:<name>`. Off when absent. */
   scripts?: ScriptsOptions
+  /**
+   * §12: the key (at least 16 bytes) that seals `requestState` when approvals wait across
+   * requests (`codeMode(server, { engine })`, `ApprovalRounds`). @default `CODECALL_STATE_KEY`,
+   * else a random key per process (only that process can resume)
+   */
+  stateKey?: string | null
 }
 
 /** §11 `CodeCallOptions.scripts`. */

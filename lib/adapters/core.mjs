@@ -164,6 +164,9 @@ function parkedRunsFor(keyOption, timeoutMs, log) {
   return parked
 }
 
+/** Where a `CodeCall` keeps its `stateKey` option (engine.js `keep`; not enumerable). */
+export const ENGINE_STATE_KEY = Symbol.for('codecall.stateKey')
+
 /** An object that looks like a `CodeCall` (any copy of this package). */
 function isEngine(value) {
   return value !== null && typeof value === 'object' && ['handle', 'setTools', 'upsertTools', 'listTools', 'metaTools', 'dispose'].every((m) => typeof value[m] === 'function')
@@ -291,11 +294,13 @@ export function attach(binding, options) {
   if (shared) {
     codecall = engine
     const timeoutMs = approvalTimeoutMs ?? 120_000
+    // §12: the adapter's stateKey, else the engine's own option.
+    const key = keyOption ?? engine[ENGINE_STATE_KEY]
     if (!state) {
-      state = newEngineState(false, engine, timeoutMs, keyOption, log)
+      state = newEngineState(false, engine, timeoutMs, key, log)
       engines.set(engine, state)
     } else {
-      if (!sameKey(state.keyOption, keyOption)) throw invalidArg('codeMode(server, { engine }): this engine is already served with another stateKey (one key per engine)')
+      if (!sameKey(state.keyOption, key)) throw invalidArg('codeMode(server, { engine }): this engine is already served with another stateKey (one key per engine)')
       if (approvalTimeoutMs !== undefined && approvalTimeoutMs !== state.approvalTimeoutMs) {
         throw invalidArg(`codeMode(server, { engine }): this engine is already served with approvalTimeoutMs ${state.approvalTimeoutMs}`)
       }

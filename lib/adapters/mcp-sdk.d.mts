@@ -10,7 +10,8 @@ interface AdapterOptions {
   tools?: Record<string, ToolMetadata>
   /**
    * §12: the key that seals `requestState` on modern requests (a string or bytes, at least 16
-   * bytes); else `CODECALL_STATE_KEY`; else a random key of this process (only it can resume).
+   * bytes); with `engine`, else the engine's own `stateKey`; else `CODECALL_STATE_KEY`; else a
+   * random key of this process (only it can resume).
    */
   stateKey?: string | Uint8Array
 }

@@ -34,7 +34,7 @@ export interface RoundRequest {
  */
 export declare class ApprovalRounds {
   /**
-   * `stateKey`: seals `requestState` (at least 16 bytes; else `CODECALL_STATE_KEY`; else random
+   * `stateKey`: seals `requestState` (at least 16 bytes; else the engine's own `stateKey`; else `CODECALL_STATE_KEY`; else random
    * per process). `approvalTimeoutMs`: the engine's `approval.timeoutMs` when not 120 000.
    */
   constructor(codecall: CodeCall, options?: { stateKey?: string | Uint8Array | null; approvalTimeoutMs?: number | null } | null)

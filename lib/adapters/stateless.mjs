@@ -13,7 +13,7 @@
 // waited in this process meanwhile. Each request brings its own `host`: a resumed run's tool calls
 // and events go to the host of the request that carries it now.
 import { ParkedRuns, stateKey as resolveKey } from '../common/modern.mjs'
-import { invalidArg } from './core.mjs'
+import { ENGINE_STATE_KEY, invalidArg } from './core.mjs'
 
 export { modernRequest, canElicitForm, principalOf, MODERN_VERSION } from '../common/modern.mjs'
 
@@ -36,7 +36,9 @@ export class ApprovalRounds {
     }
     this.codecall = codecall
     // A tool is shown by its own name (no '<server>:' reading, as the gateway's).
-    this.runs = new ParkedRuns({ key: resolveKey(options.stateKey, process.env, 'options.stateKey').key, timeoutMs, names: () => ({}) })
+    // The option, else the engine's own `stateKey`, else CODECALL_STATE_KEY, else random.
+    const key = options.stateKey ?? codecall[ENGINE_STATE_KEY]
+    this.runs = new ParkedRuns({ key: resolveKey(key, process.env, 'options.stateKey').key, timeoutMs, names: () => ({}) })
   }
 
   /** Executions waiting for a person now. */

@@ -53,7 +53,11 @@ const CODECALL_OPTION_KEYS: &[&str] = &[
   "metaToolSeparator",
   "approval",
   "scripts",
+  "stateKey",
 ];
+
+/// The fewest bytes of `options.stateKey` (§12).
+const MIN_STATE_KEY_BYTES: usize = 16;
 
 /// The code-mode engine: a tool registry, the meta-tools and their dispatch (`api.md` §5).
 #[napi]
@@ -214,6 +218,18 @@ impl CodeCall {
         let (settings, choice) = read_scripts(&env, &v)?;
         o.scripts = Some(settings);
         scripts_choice = Some(choice);
+      }
+      if let Some(v) = present(&options, "stateKey")? {
+        // §12: seals `requestState` for approvals across requests. The engine does not use it;
+        // the JavaScript that does (adapters, `ApprovalRounds`) reads it off the CodeCall object.
+        let key = args::string_arg(&env, &v, "options.stateKey")?;
+        if key.len() < MIN_STATE_KEY_BYTES {
+          return Err(args::invalid_arg(
+            &env,
+            format!("options.stateKey must be at least {MIN_STATE_KEY_BYTES} bytes (got {})", key.len()),
+          ));
+        }
+        refs.set("stateKey", key)?;
       }
       if let Some(v) = present(&options, "metaToolPrefix")? {
         prefix = Some(args::string_arg(&env, &v, "options.metaToolPrefix")?);

@@ -31,6 +31,8 @@
     // property: Rust only looks it up, so callbacks that reach the CodeCall are collected with it.
     keep(target, refs) {
       Object.defineProperty(target, Symbol('codecall'), { value: refs });
+      // §12: the key that seals requestState, for the package's own JavaScript (not enumerable).
+      if (typeof refs.stateKey === 'string') Object.defineProperty(target, Symbol.for('codecall.stateKey'), { value: refs.stateKey });
     },
     // §11, saved scripts. A host's ScriptStore method, whose answer may be a promise: resolves to
     // its JSON (undefined for undefined), rejects with TOOL_EXECUTION_ERROR when it throws.
