@@ -8,12 +8,6 @@ export type ToolMetadata = Pick<ToolDefinition, 'appId' | 'tags' | 'examples' | 
 interface AdapterOptions {
   /** Per-tool CodeCall metadata by tool name. */
   tools?: Record<string, ToolMetadata>
-  /**
-   * §12: the key that seals `requestState` on modern requests (a string or bytes, at least 16
-   * bytes); with `engine`, else the engine's own `stateKey`; else `CODECALL_STATE_KEY`; else a
-   * random key of this process (only it can resume).
-   */
-  stateKey?: string | Uint8Array
 }
 
 /** `codeMode(server, options)` with an engine of the server's own, made from these options. */
@@ -29,6 +23,12 @@ export interface CodeModeOptions extends CodeCallOptions, AdapterOptions {
  */
 export interface SharedEngineOptions extends AdapterOptions {
   engine: CodeCall
+  /**
+   * §12: the key that seals `requestState` on modern requests (at least 16 bytes); else the
+   * engine's own `stateKey`; else `CODECALL_STATE_KEY`; else a random key of this process (only it
+   * can resume). Without `engine`, the `stateKey` of `CodeCallOptions` is it.
+   */
+  stateKey?: string | Uint8Array | null
   /**
    * The engine's `approval.timeoutMs`, when it is not the default 120 000 (the adapter cannot read
    * it from the engine): bounds a legacy `elicitation/create` and a `requestState`'s lifetime.
