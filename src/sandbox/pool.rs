@@ -911,10 +911,10 @@ mod tests {
   use std::time::{Duration, Instant};
 
   use super::Pool;
-  use crate::sandbox::bridge::{CallResult, Event, Host, HostCall, Reply};
+  use crate::sandbox::bridge::{CallResult, Event, HostCall, Reply};
   use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
   use crate::sandbox::outcome::{Completed, Outcome};
-  use crate::sandbox::shared::Shared;
+  use crate::sandbox::shared::{Host, Shared};
   use crate::sandbox::warnings::Warnings;
 
   /// Answers every tool call after `delay` (from another thread, as a real host does); `getTool`
