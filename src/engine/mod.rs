@@ -17,10 +17,11 @@
 //! | `unwrap`      | MCP `CallToolResult` unwrapping                                          |
 //! | `host`        | the bridge adapter: only indexed tools are callable, results unwrapped   |
 //! | `scripts/`    | saved scripts (§11): the store, `codecall:save`, nested runs, history    |
-//! | `binding`     | `class CodeCall` for JavaScript, and `engine.js`, its main-thread helpers |
+//! | `binding/`    | `class CodeCall` for JavaScript, and `engine.js`, its main-thread helpers |
+//! |               | (`options`, `invoke`, `saved`, `plan`, `store`, `runs`, `inner`, `edge`) |
 //!
 //! It uses the search layer (`ToolIndex`) and the sandbox layer (`Sandbox`); nothing here knows
-//! napi except `binding`.
+//! napi except `binding/`.
 
 // The napi surface: napi registers its class (a test build does not, hence the allow).
 #[cfg_attr(test, allow(dead_code))]

@@ -22,13 +22,13 @@ use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
 
 use super::bridge::{
-  Approval, ApprovalAnswer, ApprovalAsk, CallResult, CallTarget, Event, Host, HostCall, HostFailure, Reply,
+  Approval, ApprovalAnswer, ApprovalAsk, CallResult, CallTarget, Event, HostCall, HostFailure, Reply,
 };
 use super::config::{ExecuteConfig, Isolation, SandboxConfig};
 use super::json::JsonWriter;
 use super::outcome::{Completed, Outcome};
 use super::runner::{QueueProbe, Runner};
-use super::shared::{lock, Shared};
+use super::shared::{lock, Host, Shared};
 use super::warnings::Warnings;
 use crate::common::{args, ErrorCode, Glob, JsRef, Preset};
 use crate::validator::{Language, PolicyOverrides};

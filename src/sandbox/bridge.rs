@@ -7,12 +7,10 @@
 //! - **event**: `tool_call_start` / `tool_call_end` / `log` / `notify`, in order (`Event`);
 //! - **complete**: the execution's one result (`Completed`), exactly once;
 //! - **cancel**: abort and timeout travel the other way, as `Abort` messages to the worker.
-
-use std::sync::Arc;
-use std::time::Duration;
-
-use super::outcome::Completed;
-use super::shared::Shared;
+//!
+//! Only the messages and where an answer goes (`Reply`, `ApprovalAnswer`) live here; the `Host`
+//! that receives them is in `shared.rs`, beside the `Shared` state it is handed and that holds
+//! it: both name each other, so they stand in one file, and this file uses neither.
 
 /// What a call asks the host to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,32 +130,4 @@ pub type ApprovalAnswer = Box<dyn FnOnce(Approval) + Send>;
 /// Where a call's answer goes: the worker that owns the execution.
 pub trait Reply: Send {
   fn send(self: Box<Self>, result: CallResult);
-}
-
-/// The host side of the bridge: the embedding's tool pipeline (napi: the JS host object).
-///
-/// Implementations must never block the caller except `get_tool`, which is synchronous in the
-/// script and waits at most `timeout`.
-pub trait Host: Send + Sync + 'static {
-  fn call(&self, call: HostCall, reply: Box<dyn Reply>);
-  fn event(&self, event: Event);
-  /// The host's `getTool(name)` as JSON (`None`: unknown, or no answer in time).
-  fn get_tool(&self, name: &str, timeout: Duration) -> Option<String>;
-  /// `get_tool` when the answer is at hand without waiting (the engine's registry): `None` means
-  /// "ask `get_tool`, which may block". A worker process's reader uses it to avoid a thread hop.
-  fn get_tool_now(&self, _name: &str) -> Option<Option<String>> {
-    None
-  }
-  /// The execution left the queue and its clock started (a worker process reports it upstream).
-  fn started(&self) {}
-  /// Asks a person whether a call may run (§9); `answer` gets exactly one reply, whenever it
-  /// comes (the engine bounds the wait). By default the host cannot ask.
-  fn approve(&self, _ask: ApprovalAsk, answer: ApprovalAnswer) {
-    answer(Approval::Unavailable);
-  }
-  /// The execution's shared state, once it exists (before the execution is submitted): a host
-  /// that holds the deadline while a person decides keeps a weak reference.
-  fn attached(&self, _shared: &Arc<Shared>) {}
-  /// The execution's result. Called exactly once per execution.
-  fn complete(&self, completed: Completed);
 }

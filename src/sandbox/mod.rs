@@ -10,7 +10,7 @@
 //! | `process/`    | worker processes: pipe protocol, worker main, seccomp, the process pool  |
 //! | `error`       | the layer's errors: what could not start, what a worker may not send     |
 //! | `runner`      | the pool of a sandbox: threads or processes, chosen by `isolation`      |
-//! | `shared`      | the once-only completion and the stop → result mapping parties share    |
+//! | `shared`      | the `Host`; the once-only completion and the stop → result mapping      |
 //! | `timers`      | the timer heap of the watchdog and the process supervisor               |
 //! | `outcome`     | the six result shapes and their JSON                                    |
 //! | `warnings`    | a sandbox's warnings, kept and each sent once as a `log` event          |
@@ -37,14 +37,12 @@ mod warnings;
 
 // The layer's surface. For the engine layer: the bridge's messages and `Host`, the settings, the
 // results, and a runner to start executions on.
-pub use bridge::{
-  Approval, ApprovalAnswer, ApprovalAsk, CallResult, CallTarget, Event, Host, HostCall, HostFailure, Reply,
-};
+pub use bridge::{Approval, ApprovalAnswer, ApprovalAsk, CallResult, CallTarget, Event, HostCall, HostFailure, Reply};
 pub use config::{ExecuteConfig, Isolation, SandboxConfig};
 pub use error::{StartError, Violation};
 pub use outcome::{Completed, Outcome};
 pub use runner::{Runner, Submitter};
-pub use shared::Shared;
+pub use shared::{Host, Shared};
 pub use warnings::Warnings;
 // For the engine layer's binding, which runs its plans on a `Sandbox` of its own.
 pub(crate) use binding::{

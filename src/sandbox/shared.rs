@@ -1,5 +1,10 @@
 //! What an execution's worker, the watchdog and the host side share: the one-time completion and
 //! the reason to stop. Whoever completes first wins; later completions are dropped.
+//!
+//! The `Host` those parties report to is defined here too, not in `bridge.rs` with the messages
+//! it takes: `Shared` holds its host, and a host is handed the `Shared` (`Host::attached`), so
+//! the two name each other. Beside each other they keep the dependency one way: this file uses
+//! `bridge.rs`'s messages, and `bridge.rs` uses nothing of the sandbox.
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -8,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use rquickjs::qjs;
 
-use super::bridge::Host;
+use super::bridge::{Approval, ApprovalAnswer, ApprovalAsk, Event, HostCall, Reply};
 use super::outcome::{Completed, Outcome, Stats};
 use crate::common::ErrorCode;
 
@@ -296,6 +301,34 @@ impl Shared {
     let outcome = self.stop().outcome(self.timeout).unwrap_or_else(|| Outcome::timed_out(self.timeout));
     self.complete_from_outside(outcome);
   }
+}
+
+/// The host side of the bridge: the embedding's tool pipeline (napi: the JS host object).
+///
+/// Implementations must never block the caller except `get_tool`, which is synchronous in the
+/// script and waits at most `timeout`.
+pub trait Host: Send + Sync + 'static {
+  fn call(&self, call: HostCall, reply: Box<dyn Reply>);
+  fn event(&self, event: Event);
+  /// The host's `getTool(name)` as JSON (`None`: unknown, or no answer in time).
+  fn get_tool(&self, name: &str, timeout: Duration) -> Option<String>;
+  /// `get_tool` when the answer is at hand without waiting (the engine's registry): `None` means
+  /// "ask `get_tool`, which may block". A worker process's reader uses it to avoid a thread hop.
+  fn get_tool_now(&self, _name: &str) -> Option<Option<String>> {
+    None
+  }
+  /// The execution left the queue and its clock started (a worker process reports it upstream).
+  fn started(&self) {}
+  /// Asks a person whether a call may run (§9); `answer` gets exactly one reply, whenever it
+  /// comes (the engine bounds the wait). By default the host cannot ask.
+  fn approve(&self, _ask: ApprovalAsk, answer: ApprovalAnswer) {
+    answer(Approval::Unavailable);
+  }
+  /// The execution's shared state, once it exists (before the execution is submitted): a host
+  /// that holds the deadline while a person decides keeps a weak reference.
+  fn attached(&self, _shared: &Arc<Shared>) {}
+  /// The execution's result. Called exactly once per execution.
+  fn complete(&self, completed: Completed);
 }
 
 /// How often a held deadline is looked at again (holds last as long as a person takes).

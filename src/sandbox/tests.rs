@@ -5,11 +5,11 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::bridge::{CallResult, CallTarget, Event, Host, HostCall, HostFailure, Reply};
+use super::bridge::{CallResult, CallTarget, Event, HostCall, HostFailure, Reply};
 use super::config::{ExecuteConfig, SandboxConfig};
 use super::outcome::{Completed, Outcome};
 use super::pool::Pool;
-use super::shared::Shared;
+use super::shared::{Host, Shared};
 use crate::common::{ErrorCode, Preset};
 
 type Handler = dyn Fn(&HostCall) -> CallResult + Send + Sync;

@@ -19,11 +19,11 @@ use std::time::Duration;
 
 use super::seccomp;
 use super::wire::{read_frame, FromWorker, SpinRead, ToWorker, WireError, MAX_FRAME, PROTOCOL, VERSION};
-use crate::sandbox::bridge::{Event, Host, HostCall, Reply};
+use crate::sandbox::bridge::{Event, HostCall, Reply};
 use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
 use crate::sandbox::outcome::Completed;
 use crate::sandbox::pool::{Aborter, Pool};
-use crate::sandbox::shared::{lock, Shared};
+use crate::sandbox::shared::{lock, Host, Shared};
 
 /// Most executor threads per worker process. Executions awaiting the host hold no thread, so two
 /// serve many; more processes give more cores. The host's `Hello` says how many this one runs
