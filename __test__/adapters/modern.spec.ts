@@ -168,7 +168,7 @@ describe('createMcpHandler(factory) with codeMode(server, { engine })', () => {
     }
   })
 
-  it('engine options next to engine are refused; tools, stateKey and approvalTimeoutMs are taken', () => {
+  it('engine options next to engine are refused; tools, stateKey and approvalTimeoutMs are taken', async () => {
     const server = () => register(new McpServer({ name: 'x', version: '1' }))
     expect(() => codeMode(server(), { engine, approval: { require: 'all' } } as any)).toThrow(
       expect.objectContaining({ code: 'ERR_INVALID_ARG', message: expect.stringMatching(/'approval' belongs to the engine/) }),
@@ -179,6 +179,17 @@ describe('createMcpHandler(factory) with codeMode(server, { engine })', () => {
     expect(() => codeMode(server(), { engine, stateKey: 'another-key-of-at-least-16-bytes' })).toThrow(/another stateKey/)
     expect(() => codeMode(server(), { engine, stateKey: 'short' })).toThrow(/another stateKey/)
     expect(codeMode(server(), { engine, stateKey: Buffer.from('test-state-key-of-at-least-16-bytes'), tools: { users_list: { tags: ['x'] } } })).toBe(engine)
+    // Optional means optional: each adapter option may be null or undefined.
+    const fresh = new CodeCall({ metaToolSeparator: '_' })
+    try {
+      expect(codeMode(server(), { engine: fresh, stateKey: null, approvalTimeoutMs: null, tools: null } as any)).toBe(fresh)
+      expect(codeMode(server(), { engine: fresh, stateKey: undefined, approvalTimeoutMs: undefined, tools: undefined })).toBe(fresh)
+      const own = codeMode(server(), { stateKey: null, approvalTimeoutMs: null, tools: null, engine: null } as any)
+      expect(own).not.toBe(fresh)
+      await own.dispose()
+    } finally {
+      await fresh.dispose()
+    }
   })
 })
 

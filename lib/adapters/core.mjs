@@ -256,7 +256,9 @@ function newEngineState(owned, codecall, timeoutMs, keyOption, log) {
 export function attach(binding, options) {
   options ??= {}
   if (options === null || typeof options !== 'object') throw invalidArg('codeMode(server, options): options must be an object')
-  const { tools: overrides, engine, stateKey: keyOption, approvalTimeoutMs, ...rest } = options
+  const { tools: overrides, engine, stateKey: keyOption, approvalTimeoutMs: timeoutOption, ...rest } = options
+  // Optional means optional: null is as absent.
+  const approvalTimeoutMs = timeoutOption ?? undefined
   if (overrides !== undefined && overrides !== null && typeof overrides !== 'object') {
     throw invalidArg('codeMode(server, options): options.tools must be an object of per-tool metadata')
   }
