@@ -95,6 +95,17 @@ export interface ExecuteHost {
    * `allowedServers`, whose other servers' tools are not indexed but must not look "not found".
    */
   deniedTools?: Record<string, string>
+  /**
+   * The time (epoch milliseconds) the script's clock stands at: `Date.now()`, `new Date()` and
+   * `Date()` read it throughout the run, so a run replayed from its journal (§12) sees the same
+   * time. A whole number ≥ 0. @default none (the real clock)
+   */
+  clock?: number | null
+  /**
+   * Seeds `Math.random` (xoshiro128**): the same seed gives the same numbers. A whole number from
+   * 0 to 2^53 − 1. @default none (QuickJS's own generator)
+   */
+  randomSeed?: number | null
 }
 
 /** Per-execution options; limits may only be lowered. */
@@ -352,6 +363,38 @@ export interface CodeCallOptions {
    * else a random key per process (only that process can resume)
    */
   stateKey?: string | null
+  /**
+   * §12: where an execution waiting for a person is kept (as a journal of what its script saw), so
+   * another process with the same `stateKey` and store resumes it by replay. Off when absent: a
+   * waiting execution lives in the memory of the process that started it.
+   */
+  runs?: RunsOptions | null
+}
+
+/** §12 `CodeCallOptions.runs`. */
+export interface RunsOptions {
+  /**
+   * A SQLite file path (created if missing; its folder must exist; it may be the saved scripts'
+   * file), `':memory:'`, or your own store over a database all your instances share.
+   */
+  store: string | RunStore
+}
+
+/**
+ * §12: keeps journals of executions waiting for a person. Each method may return a promise.
+ * Several processes share one store; `delete` is how one of them claims a run.
+ */
+export interface RunStore {
+  /** Stores (or replaces) run `id`'s journal, to be forgotten after `expiresAt` (epoch ms). */
+  put(id: string, journal: string, expiresAt: number): void | Promise<void>
+  /** Run `id`'s journal; `undefined`/`null` when there is none or it expired. */
+  get(id: string): string | undefined | null | Promise<string | undefined | null>
+  /**
+   * Removes run `id`'s journal and answers whether THIS call removed it (SQL `DELETE … RETURNING`
+   * or its row count, Redis `DEL`'s count): when two instances are handed the same state at once,
+   * only the one answered `true` resumes the run.
+   */
+  delete(id: string): boolean | Promise<boolean>
 }
 
 /** §11 `CodeCallOptions.scripts`. */
@@ -453,6 +496,10 @@ export interface CodeCallHost {
    * @default none
    */
   signal?: AbortSignal | null
+  /** As `ExecuteHost.clock`. @default none (the real clock) */
+  clock?: number | null
+  /** As `ExecuteHost.randomSeed`. @default none */
+  randomSeed?: number | null
 }
 
 export interface CodeCallSearchInput {
@@ -612,6 +659,26 @@ export declare class Sandbox {
   get isolation(): 'thread' | 'process'
   /** Ends every queued and running execution with `POOL_DISPOSED` and stops the worker threads. */
   dispose(): Promise<void>
+}
+
+/**
+ * A `RunStore` over an SQLite file (or `':memory:'`): its own table, `codecall_runs`, so the saved
+ * scripts' file may be the same. Several processes may share the file. Methods answer at once.
+ */
+export declare class SqliteRunStore {
+  /**
+   * Opens (creating if missing) the store at `path`; throws `ERR_INVALID_ARG` naming the path
+   * when it cannot (a missing folder — folders are not created —, not a database).
+   */
+  constructor(path: unknown)
+  /** Stores (or replaces) the journal of run `id` until `expiresAt` (epoch milliseconds). */
+  put(id: string, journal: string, expiresAt: number): void
+  /** The journal of run `id`, or `undefined` (none, or expired). */
+  get(id: string): string | null
+  /** Removes run `id`'s journal: `true` only when this call removed a live one (the claim). */
+  delete(id: string): boolean
+  /** Closes the file; later calls throw. */
+  close(): void
 }
 
 /**

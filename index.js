@@ -837,5 +837,6 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.CodeCall = nativeBinding.CodeCall
 module.exports.Sandbox = nativeBinding.Sandbox
+module.exports.SqliteRunStore = nativeBinding.SqliteRunStore
 module.exports.ToolIndex = nativeBinding.ToolIndex
 module.exports.validate = nativeBinding.validate

@@ -17,6 +17,7 @@
 //! | `unwrap`      | MCP `CallToolResult` unwrapping                                          |
 //! | `host`        | the bridge adapter: only indexed tools are callable, results unwrapped   |
 //! | `scripts/`    | saved scripts (§11): the store, `codecall:save`, nested runs, history    |
+//! | `runs/`       | runs that outlive a process (§12): the SQLite `RunStore`, `options.runs`  |
 //! | `binding/`    | `class CodeCall` for JavaScript, and `engine.js`, its main-thread helpers |
 //! |               | (`options`, `invoke`, `saved`, `plan`, `store`, `runs`, `inner`, `edge`) |
 //!
@@ -34,6 +35,7 @@ mod host;
 mod invoke;
 mod meta;
 mod registry;
+pub(crate) mod runs;
 mod schema;
 pub(crate) mod scripts;
 mod telemetry;

@@ -912,9 +912,29 @@ pub(crate) fn read_host<'env>(
       }
     }
     exec.denied_tools = read_denied_tools(env, host)?;
+    exec.clock_ms = read_whole(env, host, "clock")?;
+    exec.random_seed = read_whole(env, host, "randomSeed")?;
   }
 
   Ok(host_object)
+}
+
+/// `host.clock` / `host.randomSeed`: a whole number from 0 to 2^53 − 1, or absent (`undefined`,
+/// `null`).
+fn read_whole(env: &Env, host: &Object, name: &str) -> napi::Result<Option<u64>> {
+  let value: Option<Unknown> = host.get(name)?;
+  let Some(value) = value.filter(|v| !args::is_nullish(v)) else { return Ok(None) };
+  const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+  let number =
+    if value.get_type()? == ValueType::Number { Some(value.coerce_to_number()?.get_double()?) } else { None };
+  match number {
+    // A whole number in range: the cast is exact.
+    Some(n) if n.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&n) => Ok(Some(n as u64)),
+    _ => Err(args::invalid_arg(
+      env,
+      format!("host.{name} must be a whole number from 0 to 2^53 - 1 (epoch milliseconds for clock)"),
+    )),
+  }
 }
 
 /// The host's `deniedTools` (`{ [glob]: reason }`): tools the host's policy refuses, so that a

@@ -115,6 +115,12 @@ pub struct ExecuteConfig {
   /// Someone listens to events (the host has `onEvent`): without a listener, tool-call, log and
   /// notify events are never built or sent (no wake-up of Node's thread, no frame on the pipe).
   pub events: bool,
+  /// The host's `clock` (epoch milliseconds): the script's `Date` reads it throughout — the clock
+  /// stands still, so a run replayed from its journal sees the same time (api.md §12).
+  pub clock_ms: Option<u64>,
+  /// The host's `randomSeed`: `Math.random` is a generator seeded from it (a replay sees the same
+  /// numbers), not the engine's own.
+  pub random_seed: Option<u64>,
 }
 
 impl ExecuteConfig {
@@ -135,6 +141,8 @@ impl ExecuteConfig {
       functions: Vec::new(),
       host_get_tool: false,
       events: true,
+      clock_ms: None,
+      random_seed: None,
     }
   }
 }

@@ -31,6 +31,7 @@ const CODECALL_OPTION_KEYS: &[&str] = &[
   "approval",
   "scripts",
   "stateKey",
+  "runs",
 ];
 
 /// The fewest bytes of `options.stateKey` (§12).
@@ -150,6 +151,11 @@ pub(super) fn read<'env>(
         ));
       }
       refs.set("stateKey", key)?;
+    }
+    if let Some(v) = present(&options, "runs")? {
+      // §12: where executions waiting for a person are kept. The journaling and the replay are
+      // the package's JavaScript, which reads the store off the CodeCall object.
+      refs.set("runs", crate::engine::runs::binding::read_options(env, &v)?)?;
     }
     if let Some(v) = present(&options, "metaToolPrefix")? {
       prefix = Some(args::string_arg(env, &v, "options.metaToolPrefix")?);

@@ -20,7 +20,7 @@ pub(super) mod binding;
 mod history;
 mod nested;
 mod save;
-mod sqlite;
+pub(crate) mod sqlite;
 mod store;
 
 use serde_json::{json, Map, Value};

@@ -200,12 +200,12 @@ fn set_up(conn: &Connection, file: bool) -> rusqlite::Result<Result<(), String>>
 }
 
 /// Whether another connection holds the file (`SQLITE_BUSY`, `SQLITE_LOCKED`, any extended code).
-fn is_busy(e: &rusqlite::Error) -> bool {
+pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
   matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
 }
 
 /// SQLite's message, saying how long it waited when the file stayed locked.
-fn busy_message(e: rusqlite::Error) -> String {
+pub(crate) fn busy_message(e: rusqlite::Error) -> String {
   if is_busy(&e) {
     format!("{e} (other connections kept it locked for {} s)", BUSY_WAIT.as_secs())
   } else {
@@ -216,7 +216,7 @@ fn busy_message(e: rusqlite::Error) -> String {
 /// Runs `attempt` (given the time left of [`BUSY_WAIT`]) until it succeeds, fails otherwise than
 /// busy, or [`BUSY_WAIT`] has passed since the first try; pauses 1, 2, 4 … [`MAX_PAUSE`] ms
 /// between tries.
-fn retry_busy<T>(mut attempt: impl FnMut(Duration) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+pub(crate) fn retry_busy<T>(mut attempt: impl FnMut(Duration) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
   let start = Instant::now();
   let mut pause = Duration::from_millis(1);
   loop {

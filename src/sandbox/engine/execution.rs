@@ -965,7 +965,8 @@ pub(crate) fn native_primitives<'js>(ctx: &Ctx<'js>, slot: &StateSlot) -> rquick
   Ok(native)
 }
 
-/// The per-execution part of the prelude: `codecallContext`, `input`, host functions.
+/// The per-execution part of the prelude: `codecallContext`, `input`, host functions, and a
+/// standing clock and seeded `Math.random` when the host gives them.
 fn configure<'js>(ctx: &Ctx<'js>, configure: &Function<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Result<()> {
   let config = Object::new(ctx.clone())?;
   {
@@ -975,6 +976,13 @@ fn configure<'js>(ctx: &Ctx<'js>, configure: &Function<'js>, state: &Rc<RefCell<
       config.set("inputJson", input.as_str())?;
     }
     config.set("functions", s.exec.functions.clone())?;
+    // Both below 2^53: exact as JavaScript numbers (binding.rs checks them).
+    if let Some(clock) = s.exec.clock_ms {
+      config.set("clock", clock as f64)?;
+    }
+    if let Some(seed) = s.exec.random_seed {
+      config.set("seed", seed as f64)?;
+    }
   }
   configure.call((config,))
 }

@@ -34,6 +34,8 @@
   const arrayPush = Array.prototype.push;
   const stringSplit = String.prototype.split;
   const apply = Reflect.apply;
+  const construct = Reflect.construct;
+  const ProxyCtor = Proxy;
   const then = (p, ok, fail) => apply(promiseThen, p, [ok, fail]);
 
   const { hostCall, getTool: nativeGetTool, emit, log } = native;
@@ -302,6 +304,60 @@
       holder[parts[parts.length - 1]] = hostFunction(fullName);
     }
     for (let i = namespaces.length - 1; i >= 0; i--) freeze(namespaces[i]);
+
+    // A run that may be replayed (api.md §12) sees a clock that stands still and a seeded
+    // Math.random: the same values every time it runs against its journal.
+    if (typeof config.clock === 'number') standingClock(config.clock);
+    if (typeof config.seed === 'number') seededRandom(config.seed);
+  }
+
+  // `Date.now()`, `new Date()` and `Date()` read `clock`; every other use of Date is as before.
+  function standingClock(clock) {
+    const RealDate = global.Date;
+    if (typeof RealDate !== 'function') return;
+    const proto = RealDate.prototype;
+    const dateToString = proto.toString;
+    const Standing = new ProxyCtor(RealDate, {
+      construct: (target, args, newTarget) => construct(target, args.length === 0 ? [clock] : args, newTarget),
+      apply: () => apply(dateToString, new RealDate(clock), []),
+    });
+    defineProperty(RealDate, 'now', { value: freeze(function now() { return clock; }), writable: true, configurable: true });
+    defineProperty(proto, 'constructor', { value: Standing, writable: true, configurable: true });
+    defineProperty(global, 'Date', { value: Standing, writable: true, configurable: true });
+  }
+
+  // xoshiro128** seeded through splitmix32: 32-bit integer steps only (Math.imul), 53-bit doubles.
+  function seededRandom(seed) {
+    const imul = Math.imul;
+    let x = (seed % 4294967296) >>> 0;
+    let y = ((seed - x) / 4294967296) >>> 0;
+    const mix = () => {
+      x = (x + 0x9e3779b9) | 0;
+      let z = x ^ y;
+      z = imul(z ^ (z >>> 16), 0x85ebca6b);
+      z = imul(z ^ (z >>> 13), 0xc2b2ae35);
+      return (z ^ (z >>> 16)) >>> 0;
+    };
+    let a = mix();
+    let b = mix();
+    let c = mix();
+    let d = mix();
+    if ((a | b | c | d) === 0) a = 1;
+    const next = () => {
+      const r = imul(((imul(b, 5) << 7) | (imul(b, 5) >>> 25)), 9) >>> 0;
+      const t = b << 9;
+      c ^= a;
+      d ^= b;
+      b ^= c;
+      a ^= d;
+      c ^= t;
+      d = (d << 11) | (d >>> 21);
+      return r;
+    };
+    const random = function random() {
+      return ((next() >>> 5) * 67108864 + (next() >>> 6)) / 9007199254740992;
+    };
+    defineProperty(global.Math, 'random', { value: freeze(random), writable: true, configurable: true });
   }
 
   // What the native side needs back.

@@ -16,7 +16,7 @@ use crate::sandbox::error::Violation;
 use crate::validator::{Language, Policy, SelfReference};
 
 /// Bumped whenever a frame changes; a worker of another protocol is refused.
-pub const PROTOCOL: u32 = 4;
+pub const PROTOCOL: u32 = 5;
 /// The crate version both sides were built from.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// No frame may be larger than this, whatever the limits (defined with the limits it caps).
@@ -313,6 +313,7 @@ fn execute_config(e: &mut Enc, x: &ExecuteConfig) {
   e.strs(&globs).strs(&reasons);
   e.u64(u64::try_from(x.timeout.as_micros()).unwrap_or(u64::MAX)).u64(x.max_tool_calls);
   e.strs(&x.functions).bool(x.host_get_tool).bool(x.events);
+  e.opt_u64(x.clock_ms).opt_u64(x.random_seed);
 }
 
 // ---- decoding ------------------------------------------------------------------------------
@@ -537,6 +538,8 @@ fn read_execute_config(d: &mut Dec) -> Result<ExecuteConfig, WireError> {
     functions: d.strs()?,
     host_get_tool: d.bool()?,
     events: d.bool()?,
+    clock_ms: d.opt_u64()?,
+    random_seed: d.opt_u64()?,
   })
 }
 
