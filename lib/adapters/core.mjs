@@ -151,12 +151,13 @@ const engines = new WeakMap()
 const parkedByKey = new Map()
 
 /** The `ParkedRuns` of a state key (option, else `CODECALL_STATE_KEY`, else one random key per process). */
-function parkedRunsFor(keyOption, timeoutMs, log) {
+function parkedRunsFor(keyOption, timeoutMs, log, store) {
   const { key, configured } = stateKey(keyOption)
-  const id = configured ? `k:${key.toString('hex')}` : 'process'
+  // §12: runs kept in a run store are resumed through the same one.
+  const id = `${configured ? `k:${key.toString('hex')}` : 'process'}${store ? `/s:${storeId(store)}` : ''}`
   let parked = parkedByKey.get(id)
   if (!parked) {
-    parked = new ParkedRuns({ key, timeoutMs, log, names: () => ({}) })
+    parked = new ParkedRuns({ key, timeoutMs, log, names: () => ({}), store: store ?? null })
     parkedByKey.set(id, parked)
   }
   // One key, one set of runs: a state lives as long as the longest approval wait it may cover.
@@ -166,6 +167,21 @@ function parkedRunsFor(keyOption, timeoutMs, log) {
 
 /** Where a `CodeCall` keeps its `stateKey` option (engine.js `keep`; not enumerable). */
 export const ENGINE_STATE_KEY = Symbol.for('codecall.stateKey')
+/** Where a `CodeCall` keeps its run store (`options.runs.store`, opened; not enumerable). */
+export const ENGINE_RUNS = Symbol.for('codecall.runs')
+
+/** @type {WeakMap<object, number>} */
+const storeIds = new WeakMap()
+let storesSeen = 0
+/** A number per run store object, for keying the runs parked through it. */
+function storeId(store) {
+  let id = storeIds.get(store)
+  if (id === undefined) {
+    id = storesSeen += 1
+    storeIds.set(store, id)
+  }
+  return id
+}
 
 /** An object that looks like a `CodeCall` (any copy of this package). */
 function isEngine(value) {
@@ -216,7 +232,7 @@ function newEngineState(owned, codecall, timeoutMs, keyOption, log) {
     metaNames: new Set(codecall.metaTools().map((/** @type {any} */ t) => t.name)),
     approvalTimeoutMs: timeoutMs,
     keyOption,
-    parked: parkedRunsFor(keyOption, timeoutMs, log),
+    parked: parkedRunsFor(keyOption, timeoutMs, log, codecall[ENGINE_RUNS]),
     live: 0,
     released: false,
     warned: owned,
@@ -471,7 +487,7 @@ export function attach(binding, options) {
           if (canAsk) host.approve = run.approve
           return (async () => {
             try {
-              const result = await withMetaParent(request?.params?._meta, () => codecall.handle(name, args ?? {}, host))
+              const result = await withMetaParent(request?.params?._meta, () => codecall.handle(name, args ?? {}, run.journal(host)))
               await scope.flushed()
               return await finish(result, via)
             } finally {

@@ -11,9 +11,11 @@
 // waiting call, keyed by its callId) and a sealed `requestState`; the retry — the same name and
 // arguments, the client's `inputResponses` and that state — continues the same execution, which
 // waited in this process meanwhile. Each request brings its own `host`: a resumed run's tool calls
-// and events go to the host of the request that carries it now.
+// and events go to the host of the request that carries it now. With a run store (the engine's
+// `runs` option), the wait outlives the process: another one with the same key and store resumes
+// it by replay.
 import { ParkedRuns, stateKey as resolveKey } from '../common/modern.mjs'
-import { ENGINE_STATE_KEY, invalidArg } from './core.mjs'
+import { ENGINE_RUNS, ENGINE_STATE_KEY, invalidArg } from './core.mjs'
 
 export { modernRequest, canElicitForm, principalOf, MODERN_VERSION } from '../common/modern.mjs'
 
@@ -38,7 +40,9 @@ export class ApprovalRounds {
     // A tool is shown by its own name (no '<server>:' reading, as the gateway's).
     // The option, else the engine's own `stateKey`, else CODECALL_STATE_KEY, else random.
     const key = options.stateKey ?? codecall[ENGINE_STATE_KEY]
-    this.runs = new ParkedRuns({ key: resolveKey(key, process.env, 'options.stateKey').key, timeoutMs, names: () => ({}) })
+    // §12: the engine's run store (CodeCallOptions.runs), if it has one.
+    const store = codecall[ENGINE_RUNS] ?? null
+    this.runs = new ParkedRuns({ key: resolveKey(key, process.env, 'options.stateKey').key, timeoutMs, names: () => ({}), store })
   }
 
   /** Executions waiting for a person now. */
@@ -82,7 +86,7 @@ export class ApprovalRounds {
         }
         if (canElicit) proxy.approve = run.approve
         else delete proxy.approve
-        return this.codecall.handle(name, args ?? {}, proxy)
+        return this.codecall.handle(name, args ?? {}, run.journal(proxy))
       },
     })
     if ('inputRequired' in out) return { resultType: 'input_required', ...out.inputRequired }

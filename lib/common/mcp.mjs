@@ -57,6 +57,13 @@ export class RequestScope {
     this.elicit = options.elicit
     this.canElicit = options.canElicit ?? (() => false)
     this.approve = options.approve
+    /**
+     * §12: the execution's host through its run journal (a run that may wait for a person, with
+     * a run store), and whether this run was resumed from the store.
+     * @type {((host: any) => any) | undefined}
+     */
+    this.journal = undefined
+    this.resumed = false
   }
 
   notify(notification) {

@@ -5,10 +5,13 @@
 // answers. Knows no transport and no framework: a request comes in as `{ tool, args, principal,
 // requestState, inputResponses, ... }` and leaves as a result or an `input_required`.
 //
-// A run is held in memory by the `ParkedRuns` that started it (runs that outlive a process are
-// the next step: the handle — a run id sealed into the state — is what a run store will key by).
+// A run is held in memory by the `ParkedRuns` that started it — the fast path — and, with a run
+// store, kept there too as a journal of what its script saw (`journal.mjs`), keyed by the run id
+// that the sealed state names: another process with the same key and store resumes it by replay.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { freshStart, JOURNAL_VERSION, MAX_JOURNAL_BYTES, notResumed, parseJournal, Recorder } from './journal.mjs'
 import { APPROVAL_SCHEMA, approvalMessage, LOG_LEVELS } from './mcp.mjs'
+import { withRunContext } from './otel.mjs'
 
 /** The first protocol revision of the modern era. */
 export const MODERN_VERSION = '2026-07-28'
@@ -206,6 +209,16 @@ class Run {
     this.outcome = null
     this.expiry = null
     this.nextKey = 0
+    /** @type {Recorder | null} the journal, with a run store */
+    this.recorder = null
+    /** A journal of this run is in the store now (its row must go when the run ends). */
+    this.stored = false
+    /** Resumed from the store: the approvals it waited for, answered by the retry that resumed it. */
+    /** @type {{ tool: string | null, decision: string | null }[]} */
+    this.pending = []
+    /** The first execution's span context (OpenTelemetry), linked from a resumed one. */
+    this.trace = undefined
+    this.startedAt = 0
   }
 
   attach(request) {
@@ -258,7 +271,7 @@ class Run {
 export class ParkedRuns {
   /**
    * @param {{ key: Buffer, timeoutMs?: number, graceMs?: number, log?: (line: string) => void, now?: () => number,
-   *           names?: (toolName: string) => { server?: string, tool?: string } }} options
+   *           names?: (toolName: string) => { server?: string, tool?: string }, store?: any, warn?: (line: string) => void }} options
    *   `timeoutMs`: the approval wait's bound (§9 `approval.timeoutMs`), which a state outlives by
    *   `graceMs` (default 30 s).
    */
@@ -273,6 +286,15 @@ export class ParkedRuns {
     /** @type {Map<string, Run>} */
     this.runs = new Map()
     this.closed = false
+    /** §12: where waiting runs are kept for other processes (a `RunStore`), or null; a function: opened on first use. */
+    this.storeOption = options.store ?? null
+    this.warn = options.warn ?? this.log
+  }
+
+  /** The run store, opened on first use; null without one. */
+  get store() {
+    if (typeof this.storeOption === 'function') this.storeOption = this.storeOption()
+    return this.storeOption
   }
 
   /** Runs parked now. */
@@ -291,8 +313,10 @@ export class ParkedRuns {
    *           progressToken?: string | number, logLevel: string | null, signal?: AbortSignal },
    *           start: (run: { approve: (r: any) => Promise<'approve' | 'approve_always' | 'decline'>, send: (n: any) => Promise<void>,
    *                          signal: AbortSignal, progressToken: () => string | number | undefined,
-   *                          logLevel: () => string | null, attached: () => any }) => Promise<any> }} call
-   *   `attached()`: the `attach` object of the request attached now (else of the last one).
+   *                          logLevel: () => string | null, attached: () => any, journal: (host: any) => any, resumed: boolean }) => Promise<any> }} call
+   *   `attached()`: the `attach` object of the request attached now (else of the last one);
+   *   `journal(host)`: the host to run with (through the run's journal with a run store);
+   *   `resumed`: the run was resumed from the run store (replayed, then live).
    * @returns {Promise<{ result: any } | { inputRequired: { inputRequests: Record<string, any>, requestState: string } }>}
    */
   async call(call) {
@@ -300,43 +324,34 @@ export class ParkedRuns {
     const digest = argsDigest(call.args)
     let run
     if (call.requestState !== undefined && call.requestState !== null) {
-      run = this.#resume(call, digest)
-      this.#answer(run, call.inputResponses)
-      run.attach(call.attach)
+      run = await this.#resume(call, digest)
+      if (!run.recorder || run.pending.length === 0) this.#answer(run, call.inputResponses)
+      if (!this.runs.has(run.id)) {
+        // Resumed from the store: the script runs again against its journal.
+        this.runs.set(run.id, run)
+        run.attach(call.attach)
+        this.#launch(run, call, true)
+      } else {
+        run.attach(call.attach)
+      }
     } else {
       run = new Run(`run-${randomBytes(16).toString('hex')}`, { tool: call.tool, digest, principal: call.principal })
+      if (this.store) {
+        const start = freshStart(this.now())
+        run.recorder = new Recorder({ ...start, abort: (e) => run.controller.abort(e) })
+      }
+      run.startedAt = this.now()
       run.attach(call.attach)
       this.runs.set(run.id, run)
-      const view = {
-        approve: (/** @type {any} */ request) => this.#ask(run, request),
-        send: (/** @type {any} */ n) => run.send(n),
-        signal: run.signal,
-        progressToken: () => run.current?.progressToken,
-        logLevel: () => run.current?.logLevel ?? null,
-        // The request attached now, else the one attached last: a host reaches tools through the
-        // request that carries the run now (its context, its server), not the one that started it.
-        attached: () => run.current ?? run.last,
-      }
-      let started
-      try {
-        started = Promise.resolve(call.start(view))
-      } catch (e) {
-        started = Promise.reject(e)
-      }
-      const settle = (/** @type {{ ok: boolean, value: any }} */ outcome) => {
-        run.outcome = outcome
-        // An ask still open when the run ended was given up by the engine (approval timed out).
-        for (const ask of run.asks) ask.answer('decline')
-        run.asks = []
-        run.poke()
-      }
-      started.then(
-        (value) => settle({ ok: true, value }),
-        (error) => settle({ ok: false, value: error }),
-      )
+      this.#launch(run, call, false)
     }
     try {
       await run.next()
+      // A journal is stored only once no live call is unanswered: a resumed run never calls a
+      // tool the first process had called.
+      while (run.recorder && !run.outcome && run.recorder.inFlight > 0) {
+        await Promise.race([run.recorder.idle(), run.wake.promise])
+      }
     } finally {
       run.detach()
     }
@@ -345,11 +360,51 @@ export class ParkedRuns {
       if (!run.outcome.ok) throw run.outcome.value
       return { result: run.outcome.value }
     }
-    return { inputRequired: this.#park(run) }
+    return { inputRequired: await this.#park(run) }
+  }
+
+  /** Starts (or, resumed, starts again) a run's execution; its outcome ends the run. */
+  #launch(run, call, resumed) {
+    const recorder = run.recorder
+    const view = {
+      approve: (/** @type {any} */ request) => this.#ask(run, request),
+      send: (/** @type {any} */ n) => (recorder?.replaying ? Promise.resolve() : run.send(n)),
+      signal: run.signal,
+      progressToken: () => run.current?.progressToken,
+      logLevel: () => run.current?.logLevel ?? null,
+      // The request attached now, else the one attached last: a host reaches tools through the
+      // request that carries the run now (its context, its server), not the one that started it.
+      attached: () => run.current ?? run.last,
+      // §12: the execution's host, through the run's journal when there is a run store.
+      journal: (/** @type {any} */ host) => (recorder ? recorder.wrap(host) : host),
+      resumed,
+    }
+    let started
+    try {
+      const trace = { link: resumed ? run.trace : undefined, sink: (/** @type {any} */ sc) => (run.trace ??= sc) }
+      started = Promise.resolve(recorder ? withRunContext(trace, () => call.start(view)) : call.start(view))
+    } catch (e) {
+      started = Promise.reject(e)
+    }
+    const settle = (/** @type {{ ok: boolean, value: any }} */ outcome) => {
+      // A replay that asked for something else than its journal holds, or ended before it used it
+      // all: the run could not be resumed (nothing ran twice: replayed calls reach no tool).
+      if (recorder?.diverged) outcome = { ok: false, value: recorder.diverged }
+      else if (recorder && resumed && !recorder.caughtUp) outcome = { ok: false, value: notResumed('the script ended before it reached the point where it waited') }
+      run.outcome = outcome
+      // An ask still open when the run ended was given up by the engine (approval timed out).
+      for (const ask of run.asks) ask.answer('decline')
+      run.asks = []
+      run.poke()
+    }
+    started.then(
+      (value) => settle({ ok: true, value }),
+      (error) => settle({ ok: false, value: error }),
+    )
   }
 
   /** The run a retry's state names, checked against the retry; the state is spent. */
-  #resume(call, digest) {
+  async #resume(call, digest) {
     const payload = this.seal.open(call.requestState)
     if (typeof payload.x !== 'number' || payload.x <= this.now()) throw invalidArg('requestState refused: expired')
     if (payload.t !== call.tool || payload.d !== digest) {
@@ -357,10 +412,51 @@ export class ParkedRuns {
     }
     if ((payload.p ?? null) !== (call.principal ?? null)) throw invalidArg('requestState refused: it was issued to another principal')
     const run = this.runs.get(payload.r)
-    if (!run) throw invalidArg('requestState refused: no such run here (it ended, expired, or another process started it)')
-    if (run.round !== payload.n) throw invalidArg('requestState refused: already used (each requestState continues a run once)')
-    run.round += 1
-    return run
+    if (run) {
+      if (run.round !== payload.n) throw invalidArg('requestState refused: already used (each requestState continues a run once)')
+      if (run.stored) {
+        // The store decides who continues: another instance may have claimed this state already.
+        run.stored = false
+        if (!(await this.#claim(rowId(run.id, run.round)))) {
+          run.controller.abort(new Error('another instance resumed this run'))
+          this.#end(run)
+          throw invalidArg('requestState refused: already used (another instance continued this run)')
+        }
+      }
+      run.round += 1
+      return run
+    }
+    if (!this.store) throw invalidArg('requestState refused: no such run here (it ended, expired, or another process started it)')
+    let text
+    try {
+      text = await this.store.get(rowId(payload.r, payload.n))
+    } catch (e) {
+      throw storeFailed('get', e)
+    }
+    if (typeof text !== 'string') throw invalidArg('requestState refused: no such run (it ended, expired, or another instance continued it)')
+    const journal = parseJournal(text)
+    if (journal.run !== payload.r || journal.round !== payload.n || journal.tool !== call.tool || journal.digest !== digest) {
+      throw invalidArg('requestState refused: already used (each requestState continues a run once)')
+    }
+    if (!(await this.#claim(rowId(payload.r, payload.n)))) throw invalidArg('requestState refused: already used (another instance continued this run)')
+    const resumed = new Run(payload.r, { tool: call.tool, digest, principal: call.principal ?? null })
+    resumed.round = payload.n + 1
+    resumed.trace = journal.trace
+    resumed.startedAt = journal.startedAt
+    resumed.recorder = new Recorder({ clock: journal.clock, seed: journal.seed, entries: journal.entries, abort: (e) => resumed.controller.abort(e) })
+    // The approvals it waited for, in the order they were asked: the retry's answers.
+    resumed.pending = journal.asks.map((a) => ({ tool: a.tool ?? null, decision: decisionOf(call.inputResponses?.[a.callId]) }))
+    this.log(`resuming an execution from the run store (${call.tool}, round ${resumed.round})`)
+    return resumed
+  }
+
+  /** Takes a run's row out of the store: true when this process is the one that continues it. */
+  async #claim(id) {
+    try {
+      return (await this.store.delete(id)) === true
+    } catch (e) {
+      throw storeFailed('delete', e)
+    }
   }
 
   /** The client's answers to the run's open asks; an ask left unanswered is asked again. */
@@ -380,6 +476,11 @@ export class ParkedRuns {
    */
   #ask(run, request) {
     if (this.closed || (this.runs.size > MAX_PARKED && run.asks.length === 0)) return Promise.resolve(/** @type {const} */ ('decline'))
+    // Resumed from the store: the first asks after the journal are the ones the retry answers.
+    const answered = run.pending.shift()
+    if (answered && answered.decision && answered.tool === (typeof request?.toolName === 'string' ? request.toolName : null)) {
+      return Promise.resolve(/** @type {'approve' | 'approve_always' | 'decline'} */ (answered.decision))
+    }
     const { promise, resolve } = deferred()
     const callId = typeof request?.callId === 'string' && request.callId ? request.callId : `ask-${(run.nextKey += 1)}`
     run.asks.push({ callId, request, answer: resolve })
@@ -387,14 +488,16 @@ export class ParkedRuns {
     return /** @type {Promise<'approve' | 'approve_always' | 'decline'>} */ (promise)
   }
 
-  /** Parks the run: its input requests and a fresh state. */
-  #park(run) {
+  /** Parks the run: its input requests and a fresh state; with a store, its journal is kept there. */
+  async #park(run) {
     const expiresAt = this.now() + this.timeoutMs + this.graceMs
+    if (run.recorder && this.store) await this.#keep(run, expiresAt)
     if (run.expiry) clearTimeout(run.expiry)
     run.expiry = setTimeout(() => {
       this.log(`an execution waiting for approval expired (${run.binding.tool})`)
       run.controller.abort(new Error('approval expired'))
       this.#end(run)
+      this.#forget(run)
     }, expiresAt - this.now())
     run.expiry.unref?.()
     /** @type {Record<string, any>} */
@@ -410,6 +513,52 @@ export class ParkedRuns {
     return { inputRequests, requestState }
   }
 
+  /**
+   * Writes the run's journal (round `run.round`) to the store. A journal over its bound is not
+   * kept (the run waits in this process only); a store that fails ends the run.
+   */
+  async #keep(run, expiresAt) {
+    const recorder = /** @type {Recorder} */ (run.recorder)
+    if (recorder.overflow) {
+      this.warn(`an execution waiting for approval is not kept in the run store: its journal passed ${MAX_JOURNAL_BYTES} bytes; only this process can resume it`)
+      return
+    }
+    const { tool, digest, principal } = run.binding
+    /** @type {import('./journal.mjs').JournalData} */
+    const journal = {
+      v: JOURNAL_VERSION,
+      run: run.id,
+      round: run.round,
+      tool,
+      digest,
+      principal,
+      clock: recorder.clock,
+      seed: recorder.seed,
+      startedAt: run.startedAt,
+      entries: recorder.entries,
+      asks: run.asks.map((a) => ({ callId: a.callId, tool: typeof a.request?.toolName === 'string' ? a.request.toolName : null })),
+    }
+    if (run.trace !== undefined) journal.trace = run.trace
+    try {
+      await this.store.put(rowId(run.id, run.round), JSON.stringify(journal), expiresAt)
+      run.stored = true
+    } catch (e) {
+      const failure = storeFailed('put', e)
+      run.controller.abort(failure)
+      this.#end(run)
+      throw failure
+    }
+  }
+
+  /** Drops a run's journal from the store (it ended or expired), quietly. */
+  #forget(run) {
+    if (!run.stored || !this.store) return
+    run.stored = false
+    Promise.resolve()
+      .then(() => this.store.delete(rowId(run.id, run.round)))
+      .catch((e) => this.log(`run store: could not delete an ended run's journal: ${e?.message ?? e}`))
+  }
+
   #end(run) {
     if (run.expiry) clearTimeout(run.expiry)
     run.expiry = null
@@ -421,11 +570,28 @@ export class ParkedRuns {
   /** Ends every parked run (their executions are aborted). */
   close() {
     this.closed = true
+    // With a run store, a parked run's journal stays there: another process resumes it.
     for (const run of [...this.runs.values()]) {
       run.controller.abort(new Error('the server closed'))
       this.#end(run)
     }
   }
+}
+
+/**
+ * A run's row in the store: one per round, so a claim takes exactly the round its state names — a
+ * late claim of a spent state never takes the row the winner wrote for the next round.
+ */
+function rowId(runId, round) {
+  return `${runId}.${round}`
+}
+
+/** A run store that failed: an `EXECUTION_ERROR` naming the operation. */
+function storeFailed(op, e) {
+  const failure = new Error(`the run store failed (${op}): ${e?.message ?? e}`)
+  // @ts-ignore
+  failure.code = 'EXECUTION_ERROR'
+  return failure
 }
 
 /** `<server>:<tool>` as the names a person is shown (the gateway's tools); else the tool alone. */

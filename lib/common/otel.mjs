@@ -84,6 +84,32 @@ export function withMetaParent(meta, fn) {
   return ctx ? within(ctx, fn) : fn()
 }
 
+/** §12, read by the engine's telemetry: where a run's first span is told, and the span to link. */
+const RUN_SINK = Symbol.for('codecall.run.sink')
+const RUN_LINK = Symbol.for('codecall.run.link')
+
+/**
+ * `fn()` for a run that may outlive its process: the engine's span for it tells `trace.sink` its
+ * span context (kept in the journal), and links `trace.link` (the first run's) when resumed. Just
+ * `fn()` without the API.
+ * @template T
+ * @param {{ sink: (spanContext: { traceId: string, spanId: string, traceFlags: number }) => void, link?: unknown }} trace
+ * @param {() => T} fn
+ * @returns {T}
+ */
+export function withRunContext(trace, fn) {
+  const otelApi = otel()
+  if (!otelApi) return fn()
+  let ctx
+  try {
+    ctx = otelApi.context.active().setValue(RUN_SINK, trace.sink)
+    if (trace.link !== undefined && trace.link !== null) ctx = ctx.setValue(RUN_LINK, trace.link)
+  } catch {
+    return fn()
+  }
+  return within(ctx, fn)
+}
+
 /** `fn` in `ctx`; if the context manager itself fails, `fn` still runs (once). */
 function within(ctx, fn) {
   let ran = false

@@ -223,13 +223,14 @@ function checkCodecall(raw, serverNames, baseDir) {
     cacheDir: undefined,
     scripts: undefined,
     stateKey: undefined,
+    runs: undefined,
   }
   if (raw === undefined) return out
   expect(isObject(raw), 'an object', raw, path)
   checkKeys(
     raw,
     ['mode', 'topK', 'maxDefinitions', 'metaToolPrefix', 'metaToolSeparator', 'vm', 'search', 'allowedServers',
-      'directCalls', 'callTimeoutMs', 'startupTimeoutMs', 'audit', 'approval', 'cacheDir', 'scripts', 'stateKey'],
+      'directCalls', 'callTimeoutMs', 'startupTimeoutMs', 'audit', 'approval', 'cacheDir', 'scripts', 'stateKey', 'runs'],
     path,
   )
   if (own(raw, 'mode')) {
@@ -275,6 +276,16 @@ function checkCodecall(raw, serverNames, baseDir) {
     const key = nonEmpty(raw.stateKey, `${path}.stateKey`)
     if (Buffer.byteLength(key, 'utf8') < 16) throw new ConfigError(`must be at least 16 bytes (e.g. 32 random bytes, hex; use \${VAR} to keep it out of the file)`, `${path}.stateKey`)
     out.stateKey = key
+  }
+  // §12: where executions waiting for a person are kept, so another instance (or this one after a
+  // restart) resumes them.
+  if (own(raw, 'runs') && raw.runs !== null) {
+    const runs = raw.runs
+    expect(isObject(runs), 'an object', runs, `${path}.runs`)
+    checkKeys(runs, ['store'], `${path}.runs`)
+    if (!own(runs, 'store')) throw new ConfigError("needs 'store': a SQLite file (relative to this config; it may be the scripts' file) or ':memory:'", `${path}.runs`)
+    const store = nonEmpty(runs.store, `${path}.runs.store`)
+    out.runs = { store: store === ':memory:' ? store : resolve(baseDir, store) }
   }
   if (own(raw, 'callTimeoutMs')) out.callTimeoutMs = positiveInt(raw.callTimeoutMs, `${path}.callTimeoutMs`)
   if (own(raw, 'startupTimeoutMs')) out.startupTimeoutMs = positiveInt(raw.startupTimeoutMs, `${path}.startupTimeoutMs`)

@@ -19,7 +19,8 @@ import { Audit } from './audit.mjs'
 import { describeError, GatewayError, Upstream } from './upstream.mjs'
 
 const require = createRequire(import.meta.url)
-const { CodeCall } = require('../../index.js')
+const { CodeCall, SqliteRunStore } = require('../../index.js')
+export { SqliteRunStore }
 export const VERSION = require('../../package.json').version
 export { RequestScope, unwrapResult }
 
@@ -59,16 +60,17 @@ export class Gateway {
         if (!this.suppressChanges) this.onToolsChanged()
       },
     }
-    // A store whose folder does not exist is refused now (the engine would say so only when made).
-    const store = c.scripts?.store
-    if (typeof store === 'string' && store !== ':memory:') {
+    // A store whose folder does not exist is refused now (the engine would say so only when made;
+    // the run store is opened by the first request that may wait for a person).
+    for (const [what, store] of [['codecall.scripts.store', c.scripts?.store], ['codecall.runs.store', c.runs?.store]]) {
+      if (typeof store !== 'string' || store === ':memory:') continue
       let folder = false
       try {
         folder = statSync(dirname(store)).isDirectory()
       } catch {
         // Below.
       }
-      if (!folder) throw new Error(`codecall.scripts.store: the folder of ${store} does not exist (folders are not created)`)
+      if (!folder) throw new Error(`${what}: the folder of ${store} does not exist (folders are not created)`)
     }
     // What the engine would refuse (vm limits, ...) is refused now. Starting opens no store and
     // starts no upstream (a client's probe process costs nothing): with a store, that check is
@@ -226,7 +228,9 @@ export class Gateway {
     try {
       // The run's allowedTools bind mcp.callTool and call_tool as they bind callTool.
       const allowedTools = kind === 'execute' && Array.isArray(args?.allowedTools) ? args.allowedTools.filter((t) => typeof t === 'string') : null
-      result = await this.codecall.handle(name, args ?? {}, this.hostFor(scope, { ...overrides, allowedTools }))
+      const host = this.hostFor(scope, { ...overrides, allowedTools })
+      // §12: a run that may wait for a person goes through its journal.
+      result = await this.codecall.handle(name, args ?? {}, scope.journal ? scope.journal(host) : host)
       return result
     } catch (e) {
       failure = e
@@ -287,6 +291,8 @@ export class Gateway {
     }
     const code = failure ? (failure.code ?? 'ERR_INVALID_ARG') : result?.error?.code
     if (code) line.errorCode = code
+    // §12: a run continued in this process from the run store (replayed, then live).
+    if (scope.resumed) line.resumed = true
     this.audit?.write(line)
   }
 

@@ -56,6 +56,13 @@ export interface GatewayOptions {
    * else a random key of the process (only it can resume).
    */
   stateKey?: string
+  /**
+   * §12: where executions waiting for a person are kept — a SQLite file (absolute: resolved
+   * against the config file's folder; it may be the scripts' file) or `':memory:'` — so a restarted
+   * gateway, or another instance with the same `stateKey` and file, resumes them by replay.
+   * `undefined`: a waiting run lives in the memory of the process that started it.
+   */
+  runs?: { store: string }
 }
 
 export interface GatewayConfig {

@@ -11,7 +11,7 @@ import { serveStdio as sdkServeStdio, StdioServerTransport } from '@modelcontext
 import { invalidArgumentsResult, LOG_LEVELS, metaToolResult, RequestScope, unknownTool } from '../common/mcp.mjs'
 import { canElicitForm, modernRequest, ParkedRuns, principalOf, stateKey } from '../common/modern.mjs'
 import { withMetaParent } from '../common/otel.mjs'
-import { VERSION } from './gateway.mjs'
+import { SqliteRunStore, VERSION } from './gateway.mjs'
 
 const INSTRUCTIONS =
   'This server is in code mode over several MCP servers. Search for tools (names are "<server>:<tool>"), ' +
@@ -72,7 +72,10 @@ export class Sessions {
     const approval = gateway.config.codecall.approval
     const key = stateKey(options?.stateKey ?? gateway.config.codecall.stateKey, process.env, 'codecall.stateKey')
     /** §12: executions waiting for a person across modern requests. */
-    this.runs = new ParkedRuns({ key: key.key, timeoutMs: approval?.timeoutMs ?? 120_000, log: options?.log ?? gateway.log })
+    // §12: with codecall.runs.store, a waiting run is kept there too (opened on first need).
+    const runsPath = gateway.config.codecall.runs?.store
+    const store = runsPath ? () => new SqliteRunStore(runsPath) : null
+    this.runs = new ParkedRuns({ key: key.key, timeoutMs: approval?.timeoutMs ?? 120_000, log: options?.log ?? gateway.log, store })
   }
 
   get instructions() {
@@ -200,8 +203,12 @@ export class Sessions {
           requestState: modern.requestState,
           inputResponses: modern.inputResponses,
           attach: { send: io.notify, progressToken, logLevel: io.logLevel(), signal: io.signal },
-          start: (r) =>
-            run(new RequestScope({ sessionId: io.sessionId, sendNotification: r.send, progressToken: r.progressToken, logLevel: r.logLevel, signal: r.signal, approve: asks ? r.approve : undefined })),
+          start: (r) => {
+            const scope = new RequestScope({ sessionId: io.sessionId, sendNotification: r.send, progressToken: r.progressToken, logLevel: r.logLevel, signal: r.signal, approve: asks ? r.approve : undefined })
+            scope.journal = r.journal
+            scope.resumed = r.resumed
+            return run(scope)
+          },
         })
         if ('inputRequired' in out) return /** @type {any} */ ({ resultType: 'input_required', ...out.inputRequired })
         return metaToolResult(out.result)

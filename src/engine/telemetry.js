@@ -114,9 +114,15 @@
   }
 
   // Starts a span; an SDK that throws gives a span that records nothing.
-  function start(name, attributes, parent) {
+  // §12: context keys (as `createContextKey` makes them) set by the package's run journal.
+  const RUN_SINK = Symbol.for('codecall.run.sink');
+  const RUN_LINK = Symbol.for('codecall.run.link');
+
+  function start(name, attributes, parent, links) {
     try {
-      return tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
+      const options = { kind: SpanKind.INTERNAL, attributes };
+      if (links !== undefined) options.links = links;
+      return tracer.startSpan(name, options, parent);
     } catch (_) {
       return trace.wrapSpanContext(api.INVALID_SPAN_CONTEXT);
     }
@@ -279,10 +285,28 @@
       return undefined;
     }
     const m = meters();
-    const parent = context.active();
+    let parent = context.active();
     const attributes = {};
     if (isolation) attributes['codecall.isolation'] = isolation;
-    const span = start('codecall.' + kind, attributes, parent);
+    // §12: a run that may outlive its process says where its span is (the journal keeps it), and a
+    // resumed run's span links the first one's. Only the outermost call of the run sees them.
+    const sink = parent.getValue(RUN_SINK);
+    const first = parent.getValue(RUN_LINK);
+    let links;
+    if (sink !== undefined || first !== undefined) {
+      parent = parent.deleteValue(RUN_SINK).deleteValue(RUN_LINK);
+      if (isObject(first) && typeof first.traceId === 'string' && typeof first.spanId === 'string') {
+        links = [{ context: { traceId: first.traceId, spanId: first.spanId, traceFlags: first.traceFlags | 0, isRemote: true } }];
+        attributes['codecall.resumed'] = true;
+      }
+    }
+    const span = start('codecall.' + kind, attributes, parent, links);
+    if (typeof sink === 'function') {
+      try {
+        const sc = span.spanContext();
+        sink({ traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags });
+      } catch (_) {}
+    }
     const recording = span.isRecording();
     if (!recording && m === null) return undefined;
     return new Run(kind, span, trace.setSpan(parent, span), recording, m);
