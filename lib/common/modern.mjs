@@ -411,7 +411,13 @@ export class ParkedRuns {
       throw invalidArg('requestState refused: it was issued for another tool or other arguments (retry with the same arguments)')
     }
     if ((payload.p ?? null) !== (call.principal ?? null)) throw invalidArg('requestState refused: it was issued to another principal')
-    const run = this.runs.get(payload.r)
+    let run = this.runs.get(payload.r)
+    if (run && run.round < payload.n && this.store) {
+      // Another instance continued this run since it waited here: this copy is stale.
+      run.controller.abort(new Error('another instance continued this run'))
+      this.#end(run)
+      run = undefined
+    }
     if (run) {
       if (run.round !== payload.n) throw invalidArg('requestState refused: already used (each requestState continues a run once)')
       if (run.stored) {
