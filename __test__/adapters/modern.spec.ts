@@ -3,6 +3,8 @@
 // and per stdio connection by `serveStdio(factory)` (examples/modern-server.mjs in a child
 // process), one engine for all of them, driven by the real TS client 2.4 pinned to 2026-07-28, in
 // auto mode and legacy — and by raw JSON-RPC for what a client library would never send.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
@@ -10,7 +12,7 @@ import { McpServer, createMcpHandler } from '@modelcontextprotocol/server'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { codeMode } from '../../lib/adapters/mcp-sdk.mjs'
-import { CodeCall } from '../../index.js'
+import { CodeCall, SqliteRunStore } from '../../index.js'
 
 // Modules without declarations, loaded untyped.
 const load = (path: string): Promise<any> => import(new URL(path, import.meta.url).href)
@@ -264,6 +266,60 @@ describe.each(MODES.slice(0, 2))('approvals by input_required (§12), a client %
     const r = await execute(client, "return (await callTool('users_delete', { id: 1 }, { throwOnError: false })).error.message")
     expect(r.result).toBe("Tool 'users_delete' was not approved: the client cannot ask for approval")
     expect(calls.users_delete ?? 0).toBe(before)
+  })
+})
+
+describe('a run store (§12): the retry reaches another instance', () => {
+  it('two instances, each its own engine over one store and key: every call runs once, each round on the other instance', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-adapter-runs-'))
+    const path = join(dir, 'runs.db')
+    // Each instance its own store object over one file; reads counted: a retry that finds its run
+    // in this process's memory reads no store, one that resumes from the store does.
+    const reads: number[] = [0, 0]
+    const engines = [0, 1].map((i) => {
+      const file = new SqliteRunStore(path)
+      const store = { put: file.put.bind(file), delete: file.delete.bind(file), get: (id: string) => ((reads[i] += 1), file.get(id)) }
+      return new CodeCall({ metaToolSeparator: '_', approval: { require: 'destructive' }, runs: { store } })
+    })
+    const handlers = engines.map((e) =>
+      createMcpHandler(() => {
+        const server = register(new McpServer({ name: 'shop', version: '1.0.0' }))
+        codeMode(server, { engine: e, stateKey: 'adapter-runs-state-key-0123456789' })
+        return server
+      }),
+    )
+    try {
+      // Behind a load balancer without sticky sessions: each request goes to the next instance.
+      let n = 0
+      const served: number[] = []
+      const { asked, elicit } = answers({ action: 'accept' }, { action: 'accept' })
+      const client = newClient({ pin: MODERN }, elicit)
+      const transport = new StreamableHTTPClientTransport(new URL('http://shop.test/mcp'), {
+        fetch: (url, init) => {
+          const i = n++ % 2
+          served.push(i)
+          return handlers[i].fetch(new Request(url, init))
+        },
+      })
+      await client.connect(transport)
+      const before = { ...calls }
+      served.length = 0
+      const r = await execute(
+        client,
+        "const u = await callTool('users_list', {}); const d = await callTool('users_delete', { id: u[0].id }); const c = await callTool('orders_cancel', { orderId: 8 }); return [d, c]",
+      )
+      expect(r).toMatchObject({ status: 'ok', result: [{ deleted: 1 }, { cancelled: 8 }] })
+      expect(asked).toHaveLength(2)
+      // The call and its two retries were served by alternating instances.
+      expect(new Set(served).size).toBe(2)
+      for (const tool of ['users_list', 'users_delete', 'orders_cancel']) expect(calls[tool]).toBe((before[tool] ?? 0) + 1)
+      // Both retries were resumed from the store, by replay, each on the instance that did not hold the run.
+      expect(reads[0] + reads[1]).toBe(2)
+    } finally {
+      for (const h of handlers) await h.close()
+      for (const e of engines) await e.dispose()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 
