@@ -30,20 +30,14 @@ export function notResumed(why) {
   return e
 }
 
-/** JSON with sorted keys (the same input whatever its key order). */
-function canonical(value) {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
-  return `{${Object.keys(value)
-    .sort()
-    .filter((k) => value[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
-    .join(',')}}`
-}
-
-/** A call's identity in the journal: 128 bits of SHA-256 over its name and input. */
+/**
+ * A call's identity in the journal: its name and input as JSON, kept as they are when short, else
+ * 128 bits of their SHA-256. The same script against the same journal builds the same input with
+ * its keys in the same order, so JSON as written is enough (no sorting).
+ */
 function callDigest(name, input) {
-  return createHash('sha256').update(name).update('\0').update(canonical(input ?? null)).digest('base64url').slice(0, 22)
+  const json = `${name}\0${JSON.stringify(input ?? null) ?? 'null'}`
+  return json.length <= 48 ? json : createHash('sha256').update(json).digest('base64url').slice(0, 22)
 }
 
 /** What of a thrown error is kept, and thrown again on replay. */
@@ -162,9 +156,9 @@ export class Recorder {
     return !this.replaying
   }
 
-  #push(entry) {
+  /** Adds an entry; `size`: its JSON's length when known without writing it. */
+  #push(entry, size = JSON.stringify(entry)?.length ?? 4) {
     if (this.overflow) return
-    const size = JSON.stringify(entry)?.length ?? 4
     this.bytes += size + 1
     if (this.bytes > MAX_JOURNAL_BYTES) {
       this.overflow = true
@@ -210,7 +204,7 @@ export class Recorder {
       })
     }
     // Live.
-    this.#push({ k: 'call', i, n: name, d })
+    this.#push({ k: 'call', i, n: name, d }, 24 + i.length + name.length + d.length)
     this.inFlight += 1
     const settled = () => {
       this.inFlight -= 1
