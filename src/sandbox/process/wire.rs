@@ -721,6 +721,8 @@ mod tests {
     exec.denied_tools = vec![(Glob::new("other:*"), "MCP server 'other' is not in allowedServers".into())];
     exec.input_json = Some("[1]".into());
     exec.timeout = Duration::from_millis(1234);
+    exec.clock_ms = Some(1_700_000_000_000);
+    exec.random_seed = Some((1 << 53) - 1);
     let frame = ToWorker::Start { key: 9, id: "exec-1".into(), script: "return 1".into(), exec }.encode();
     let kind = read_frame(&mut &frame[..], MAX_FRAME, &mut body).unwrap();
     let ToWorker::Start { key, exec, .. } = ToWorker::decode(kind, &body).unwrap() else { panic!("not start") };
@@ -730,6 +732,8 @@ mod tests {
     assert_eq!(exec.functions, vec!["mcp.callTool".to_string()]);
     assert_eq!(exec.denial("other:x"), Some("MCP server 'other' is not in allowedServers"));
     assert_eq!(exec.denial("mine:x"), None);
+    assert_eq!(exec.clock_ms, Some(1_700_000_000_000));
+    assert_eq!(exec.random_seed, Some((1 << 53) - 1));
   }
 
   #[test]
