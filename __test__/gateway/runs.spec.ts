@@ -234,6 +234,10 @@ describe('runs that outlive a process (codecall.runs.store)', () => {
     // The same state again, to the instance that issued it (and still holds the run): refused.
     expect(refused(await execute(one, script, accept(w)))).toMatch(/already used/)
     expect(counts('b')).toEqual({ read_a: 1, write_x: 1, read_b: 1 })
+    // The copy instance 1 let go (another instance continued the run) writes no audit line of its
+    // own: the run's one line is instance 2's. (Its execution ends at once: give it a moment.)
+    await new Promise((r) => setTimeout(r, 300))
+    expect(auditLines('one').filter((l) => l.codeSha256 === sha256(script))).toEqual([])
   })
 
   it('(c) the first process killed (SIGKILL) while the run waits: a fresh process with the same config resumes it', async () => {

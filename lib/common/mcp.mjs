@@ -64,6 +64,8 @@ export class RequestScope {
      */
     this.journal = undefined
     this.resumed = false
+    /** @type {() => boolean} this run's copy here was let go: another process continues it. */
+    this.handedOver = () => false
   }
 
   notify(notification) {

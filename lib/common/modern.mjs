@@ -219,6 +219,8 @@ class Run {
     /** The first execution's span context (OpenTelemetry), linked from a resumed one. */
     this.trace = undefined
     this.startedAt = 0
+    /** Dropped here because another process continues it (or will: its journal stays in the store). */
+    this.handedOver = false
   }
 
   attach(request) {
@@ -313,10 +315,12 @@ export class ParkedRuns {
    *           progressToken?: string | number, logLevel: string | null, signal?: AbortSignal },
    *           start: (run: { approve: (r: any) => Promise<'approve' | 'approve_always' | 'decline'>, send: (n: any) => Promise<void>,
    *                          signal: AbortSignal, progressToken: () => string | number | undefined,
-   *                          logLevel: () => string | null, attached: () => any, journal: (host: any) => any, resumed: boolean }) => Promise<any> }} call
+   *                          logLevel: () => string | null, attached: () => any, journal: (host: any) => any, resumed: boolean,
+   *                          handedOver: () => boolean }) => Promise<any> }} call
    *   `attached()`: the `attach` object of the request attached now (else of the last one);
    *   `journal(host)`: the host to run with (through the run's journal with a run store);
-   *   `resumed`: the run was resumed from the run store (replayed, then live).
+   *   `resumed`: the run was resumed from the run store (replayed, then live); `handedOver()`: this
+   *   copy was let go because another process continues the run (its end is not the run's: no audit).
    * @returns {Promise<{ result: any } | { inputRequired: { inputRequests: Record<string, any>, requestState: string } }>}
    */
   async call(call) {
@@ -378,6 +382,8 @@ export class ParkedRuns {
       // §12: the execution's host, through the run's journal when there is a run store.
       journal: (/** @type {any} */ host) => (recorder ? recorder.wrap(host) : host),
       resumed,
+      // This copy was let go because another process continues the run: its end is not the run's.
+      handedOver: () => run.handedOver,
     }
     let started
     try {
@@ -414,6 +420,7 @@ export class ParkedRuns {
     let run = this.runs.get(payload.r)
     if (run && run.round < payload.n && this.store) {
       // Another instance continued this run since it waited here: this copy is stale.
+      run.handedOver = true
       run.controller.abort(new Error('another instance continued this run'))
       this.#end(run)
       run = undefined
@@ -424,6 +431,7 @@ export class ParkedRuns {
         // The store decides who continues: another instance may have claimed this state already.
         run.stored = false
         if (!(await this.#claim(rowId(run.id, run.round)))) {
+          run.handedOver = true
           run.controller.abort(new Error('another instance resumed this run'))
           this.#end(run)
           throw invalidArg('requestState refused: already used (another instance continued this run)')
@@ -578,6 +586,7 @@ export class ParkedRuns {
     this.closed = true
     // With a run store, a parked run's journal stays there: another process resumes it.
     for (const run of [...this.runs.values()]) {
+      if (run.stored) run.handedOver = true
       run.controller.abort(new Error('the server closed'))
       this.#end(run)
     }

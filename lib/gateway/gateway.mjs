@@ -237,7 +237,9 @@ export class Gateway {
       throw e
     } finally {
       scope.end()
-      if (kind && this.audit) {
+      // §12: a copy of a run let go because another process continues it writes no line: the run's
+      // line is written where it ends.
+      if (kind && this.audit && !scope.handedOver()) {
         const durationMs = performance.now() - started
         const saved = savedRun(result)
         const length = saved ? await this.#savedLength(saved) : 0

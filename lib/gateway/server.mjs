@@ -207,6 +207,7 @@ export class Sessions {
             const scope = new RequestScope({ sessionId: io.sessionId, sendNotification: r.send, progressToken: r.progressToken, logLevel: r.logLevel, signal: r.signal, approve: asks ? r.approve : undefined })
             scope.journal = r.journal
             scope.resumed = r.resumed
+            scope.handedOver = r.handedOver
             return run(scope)
           },
         })
