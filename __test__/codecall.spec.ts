@@ -331,3 +331,22 @@ return { ids: list.items.map((u) => u.id), one, text }`,
     await cc.dispose()
   })
 })
+
+describe('numbers through JSON', () => {
+  it('a float in a tool’s text result or in input reaches the script as the exact double', async () => {
+    const cc = new CodeCall()
+    cc.setTools([{ name: 'n:echo', description: 'Echo numbers', annotations: { readOnlyHint: true } }])
+    // Doubles whose shortest text a parser that is not exact reads one unit in the last place off.
+    const values = [0.028606771158512734, 0.1 + 0.2, 1.7976931348623157e308, 5e-324, 2 ** -1074 * 3, 123456789.12345679, 0.3000000000000001]
+    for (let i = 0; i < 200; i++) values.push(Math.random(), Math.random() * 1e-300, Math.random() * 1e300)
+    const host: CodeCallHost = { callTool: () => ({ content: [{ type: 'text', text: JSON.stringify(values) }] }) }
+    const r: any = await cc.handle('codecall:execute', { script: "const v = await callTool('n:echo', {}); return v.map((x, i) => x === input[i])", input: values }, host)
+    expect(r.status).toBe('ok')
+    expect(r.result.every(Boolean)).toBe(true)
+    const got: any = await cc.handle('codecall:execute', { script: "return await callTool('n:echo', {})" }, host)
+    expect(got.result).toEqual(values)
+    const echoed: any = await cc.handle('codecall:execute', { script: 'return input', input: values }, host)
+    expect(echoed.result).toEqual(values)
+    await cc.dispose()
+  })
+})
