@@ -1,3 +1,5 @@
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use super::sqlite::now_ms;
 use super::SqliteRuns;
 
