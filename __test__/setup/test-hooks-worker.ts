@@ -11,10 +11,12 @@ import { fileURLToPath } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const HOOKS_WORKER = join(root, 'target', 'test-hooks', 'codecall-worker')
-export const HOOKS_LIBRARY = join(root, 'target', 'test-hooks', 'libcodecall_native.so')
+const LIBRARY = process.platform === 'darwin' ? 'libcodecall_native.dylib' : 'libcodecall_native.so'
+export const HOOKS_LIBRARY = join(root, 'target', 'test-hooks', LIBRARY)
 
 export default function setup() {
-  if (process.platform !== 'linux') return
+  // Linux (the seccomp tests) and macOS (Seatbelt: __test__/security/confinement.spec.ts).
+  if (process.platform !== 'linux' && process.platform !== 'darwin') return
   const built = join(root, 'target', 'debug', 'codecall-worker')
   // Shares the dev-profile dependencies `cargo test` builds: only this crate compiles here.
   try {
@@ -33,5 +35,5 @@ export default function setup() {
   }
   mkdirSync(dirname(HOOKS_WORKER), { recursive: true })
   copyFileSync(built, HOOKS_WORKER)
-  copyFileSync(join(root, 'target', 'debug', 'libcodecall_native.so'), HOOKS_LIBRARY)
+  copyFileSync(join(root, 'target', 'debug', LIBRARY), HOOKS_LIBRARY)
 }

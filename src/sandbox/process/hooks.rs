@@ -1,6 +1,8 @@
 //! Test-only globals for proving the worker's fences (`test-hooks` feature, dev builds only):
 //! `__test_abort()` aborts the engine's process, `__test_open(path)` makes an `open` system call
-//! and returns its result, `__test_spin(ms)` busy-waits in native code without polling the
+//! and returns its result, `__test_create(path)` opens a file for writing (creating it),
+//! `__test_connect(port)` connects a TCP socket to 127.0.0.1:`port`, `__test_spawn(path)` starts
+//! a program (`posix_spawn`) — each returns its system call's result, -1 when refused —, `__test_spin(ms)` busy-waits in native code without polling the
 //! interrupt (a builtin that ignores it: every QuickJS builtin that loops long now polls, so the
 //! pool's kill of a worker stuck past its deadline needs this to be tested). A release build with the feature does not compile, so no shipped
 //! binary can contain them.
@@ -19,6 +21,52 @@ pub fn install(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
       let Ok(path) = std::ffi::CString::new(path) else { return -1 };
       // SAFETY: `path` is a valid NUL-terminated string for the duration of the call.
       unsafe { libc::open(path.as_ptr(), libc::O_RDONLY) }
+    })?,
+  )?;
+  globals.set(
+    "__test_create",
+    Function::new(ctx.clone(), |path: String| -> i32 {
+      let Ok(path) = std::ffi::CString::new(path) else { return -1 };
+      // SAFETY: `path` is a valid NUL-terminated string for the duration of the call; the mode is
+      // read only with O_CREAT.
+      unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CREAT, 0o600 as libc::c_uint) }
+    })?,
+  )?;
+  globals.set(
+    "__test_connect",
+    Function::new(ctx.clone(), |port: u16| -> i32 {
+      // SAFETY: plain socket/connect calls on a sockaddr_in that lives across the call.
+      unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+        if fd < 0 {
+          return -1;
+        }
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_port = port.to_be();
+        addr.sin_addr = libc::in_addr { s_addr: u32::from_ne_bytes([127, 0, 0, 1]) };
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        let done = libc::connect(fd, (&addr as *const libc::sockaddr_in).cast(), len);
+        libc::close(fd);
+        done
+      }
+    })?,
+  )?;
+  globals.set(
+    "__test_spawn",
+    Function::new(ctx.clone(), |path: String| -> i32 {
+      let Ok(path) = std::ffi::CString::new(path) else { return -1 };
+      let argv = [path.as_ptr() as *mut libc::c_char, std::ptr::null_mut()];
+      let envp = [std::ptr::null_mut::<libc::c_char>()];
+      let mut pid: libc::pid_t = 0;
+      // SAFETY: `path`, `argv` and `envp` are NUL-terminated and live across the call; no file
+      // actions or attributes.
+      let status = unsafe { libc::posix_spawn(&mut pid, path.as_ptr(), std::ptr::null(), std::ptr::null(), argv.as_ptr(), envp.as_ptr()) };
+      if status == 0 {
+        pid
+      } else {
+        -1
+      }
     })?,
   )?;
   globals.set(

@@ -6,6 +6,7 @@
 //! | `wire`    | the pipe protocol: the bridge's messages as compact frames, decoded defensively |
 //! | `worker`  | the worker executable's main: fences, thread pool, seccomp, frame routing      |
 //! | `seccomp` | the Linux system-call filter and the worker's other fences (rlimits, fds)      |
+//! | `seatbelt`| macOS: the worker's Seatbelt profile, applied to itself; the host's footprint cap |
 //! | `pool`    | the host side: lazy workers, deadlines that kill, retries, crash reporting     |
 //! | `outbox`  | the host's frames to one worker, queued so that no sender ever blocks           |
 //! | `locate`  | where the worker executable is (installed package or source checkout)         |
@@ -20,6 +21,8 @@ mod locate;
 mod outbox;
 #[cfg(unix)]
 mod pool;
+#[cfg(unix)]
+mod seatbelt;
 #[cfg(unix)]
 mod seccomp;
 mod wire;

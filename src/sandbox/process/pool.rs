@@ -99,6 +99,9 @@ struct Proc {
   child: Mutex<Option<Child>>,
   st: Mutex<ProcState>,
   threads: Mutex<Vec<JoinHandle<()>>>,
+  /// Why it ends, when the host or the worker itself said so before it died: it could not
+  /// confine itself (macOS), or the host killed it for its memory footprint.
+  ended_because: Mutex<Option<String>>,
 }
 
 impl Proc {
@@ -113,6 +116,7 @@ impl Proc {
       child: Mutex::new(None),
       st: Mutex::new(ProcState { phase: Phase::Starting, runs: HashMap::new(), pending: Vec::new() }),
       threads: Mutex::new(Vec::new()),
+      ended_because: Mutex::new(None),
     })
   }
 
@@ -470,6 +474,9 @@ fn supervise(inner: Weak<Inner>) {
           break;
         }
         let wait = next.map_or(Duration::from_secs(1), |at| at - now);
+        // macOS: workers' footprints are looked at this often (the kernel caps no address space).
+        #[cfg(target_os = "macos")]
+        let wait = wait.min(FOOTPRINT_EVERY);
         st = pool.wake.wait_timeout(st, wait).unwrap_or_else(|p| p.into_inner()).0;
         if next.is_none() && st.to_spawn.is_empty() && st.timers.is_empty() {
           // Idle: let go of the pool so it can be dropped, then look again.
@@ -485,7 +492,44 @@ fn supervise(inner: Weak<Inner>) {
     for what in due {
       on_timer(&pool, what);
     }
+    #[cfg(target_os = "macos")]
+    watch_footprints(&pool);
   }
+}
+
+/// How often the host looks at its workers' memory footprints (macOS).
+#[cfg(target_os = "macos")]
+const FOOTPRINT_EVERY: Duration = Duration::from_millis(250);
+
+/// macOS ignores `RLIMIT_AS`: a worker whose physical footprint passes its cap
+/// (`seatbelt::footprint_limit`) is killed here, as Linux's kernel would refuse it the memory.
+/// Its executions end as a crashed worker's do (retried once when they had called no tool).
+#[cfg(target_os = "macos")]
+fn watch_footprints(inner: &Arc<Inner>) {
+  let limit = super::seatbelt::footprint_limit(inner.config.memory_limit_bytes, (THREADS + RESERVE) as u64 + 2);
+  let workers: Vec<Arc<Proc>> = lock(&inner.state).workers.clone();
+  for proc in workers {
+    let pid = lock(&proc.child).as_ref().map(|c| c.id());
+    let Some(footprint) = pid.and_then(super::seatbelt::footprint) else { continue };
+    if footprint > limit && !proc.dead.load(Ordering::Acquire) {
+      *lock(&proc.ended_because) =
+        Some(format!("was killed: its memory footprint ({} MiB) passed its limit ({} MiB)", footprint >> 20, limit >> 20));
+      proc.kill();
+    }
+  }
+}
+
+/// A worker's words, cut to what a message shows.
+fn clip(text: &str) -> String {
+  const MAX: usize = 512;
+  if text.len() <= MAX {
+    return text.to_string();
+  }
+  let mut end = MAX;
+  while !text.is_char_boundary(end) {
+    end -= 1;
+  }
+  format!("{}…", &text[..end])
 }
 
 fn on_timer(inner: &Arc<Inner>, what: What) {
@@ -799,6 +843,13 @@ fn on_frame(inner: &Arc<Inner>, proc: &Arc<Proc>, msg: FromWorker) -> Result<(),
       run.shared.complete(Completed { outcome: Outcome::Relayed(json), logs: Vec::new(), stats: Stats::default() });
       after_release(proc);
     }
+    FromWorker::Unconfined { reason } => {
+      if lock(&proc.st).phase != Phase::Starting {
+        return Err(Violation("Unconfined after Ready".into()));
+      }
+      // It exits now; its executions end (after one more try on a fresh worker) with the reason.
+      *lock(&proc.ended_because) = Some(format!("could not confine itself: {}", clip(&reason)));
+    }
   }
   Ok(())
 }
@@ -874,10 +925,12 @@ fn on_death(inner: &Arc<Inner>, proc: &Arc<Proc>, violation: Option<String>, sta
   if inner.disposed.load(Ordering::Acquire) {
     return;
   }
-  let how = match (&violation, status) {
-    (Some(v), _) => format!("broke the protocol ({v}) and was killed"),
-    (None, Some(s)) => describe_exit(s),
-    (None, None) => "ended".to_string(),
+  let because = lock(&proc.ended_because).take();
+  let how = match (&violation, status, because) {
+    (_, _, Some(because)) => because,
+    (Some(v), _, None) => format!("broke the protocol ({v}) and was killed"),
+    (None, Some(s), None) => describe_exit(s),
+    (None, None, None) => "ended".to_string(),
   };
   if !was_ready {
     for run in runs.iter().filter(|r| !r.shared.is_completed()) {

@@ -172,6 +172,8 @@ impl std::error::Error for SeccompError {}
 ///
 /// Every thread must have finished its start-up (and warmed up its allocator) before this is called:
 /// anything outside the allowlist kills the whole process from then on, thread exit included.
+// macOS confines its workers with Seatbelt instead (`seatbelt.rs`).
+#[cfg_attr(target_os = "macos", allow(dead_code))]
 pub fn install_filter() -> Result<(), SeccompError> {
   #[cfg(all(target_os = "linux", target_endian = "little", any(target_arch = "x86_64", target_arch = "aarch64")))]
   {

@@ -37,6 +37,7 @@ const CALL: u8 = 66;
 const GET_TOOL: u8 = 67;
 const EVENT: u8 = 68;
 const COMPLETE: u8 = 69;
+const UNCONFINED: u8 = 70;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum WireError {
@@ -93,7 +94,8 @@ pub enum FromWorker {
     protocol: u32,
     version: String,
     /// `Err`: why the filter is not in, as text (a `SeccompError` in the worker; the host only
-    /// shows it in a warning, so the wire carries words, not the enum).
+    /// shows it in a warning, so the wire carries words, not the enum). On macOS `Ok` means the
+    /// Seatbelt profile holds (a worker that could not apply it says `Unconfined` instead).
     seccomp: Result<(), String>,
     warnings: Vec<String>,
   },
@@ -119,6 +121,12 @@ pub enum FromWorker {
   Complete {
     key: u64,
     json: String,
+  },
+  /// Sent instead of `Ready` by a worker that could not confine itself where confinement is the
+  /// promise (macOS: Seatbelt): it runs no script, and the host ends its executions with
+  /// `WORKER_STARTUP_FAILED` and the reason.
+  Unconfined {
+    reason: String,
   },
 }
 
@@ -284,6 +292,11 @@ impl FromWorker {
       Self::Complete { key, json } => {
         let mut e = Enc::frame(COMPLETE);
         e.u64(*key).str(json);
+        e.finish()
+      }
+      Self::Unconfined { reason } => {
+        let mut e = Enc::frame(UNCONFINED);
+        e.str(reason);
         e.finish()
       }
     }
@@ -480,6 +493,7 @@ impl FromWorker {
         Self::Event { key, event }
       }
       COMPLETE => Self::Complete { key: d.u64()?, json: d.str()? },
+      UNCONFINED => Self::Unconfined { reason: d.str()? },
       _ => return Err(WireError::Malformed("unknown frame kind from a worker")),
     };
     d.end()?;
@@ -664,6 +678,7 @@ mod tests {
       warnings: vec!["a".into(), "é".into()],
     });
     roundtrip_from(FromWorker::Started { key: u64::MAX });
+    roundtrip_from(FromWorker::Unconfined { reason: "sandbox_init: Operation not permitted".into() });
     for held in [true, false] {
       let frame = ToWorker::Hold { key: 9, held }.encode();
       let mut body = Vec::new();

@@ -5,7 +5,7 @@
 //! (parent death, no core, address-space limit, no inherited fds), make glibc use one arena, read
 //! the host's `Hello`, start every thread — the executors and `pool::RESERVE` spares for threads
 //! that may be set aside, stuck in a builtin — each making its engine and a prepared context, run
-//! a few executions, then install the filter and say `Ready`. From then on no thread is created
+//! a few executions, then install the filter (macOS: apply the Seatbelt profile) and say `Ready`. From then on no thread is created
 //! and none exits: the process ends with `_exit` when the host closes the pipe.
 //!
 //! fd 0 carries frames from the host, fd 1 frames to it, fd 2 a panic's text.
@@ -79,7 +79,24 @@ fn run() -> i32 {
     }
   };
   warm_up(&pool, threads);
-  // The reason crosses the pipe as text (the host only shows it in a warning).
+  // macOS: Seatbelt, applied to the whole process now that every thread is up and warm; a worker
+  // that cannot be confined runs no script (the host ends its executions with the reason).
+  #[cfg(target_os = "macos")]
+  let seccomp = match super::seatbelt::confine() {
+    Ok(how) => {
+      if how == super::seatbelt::Confined::Inherited {
+        warnings.push("runs under the sandbox it inherited from its host (a second Seatbelt profile cannot be applied)".into());
+      }
+      Ok(())
+    }
+    Err(reason) => {
+      send(&FromWorker::Unconfined { reason }.encode());
+      return 3;
+    }
+  };
+  // Linux: the system-call filter. The reason crosses the pipe as text (the host only shows it in
+  // a warning).
+  #[cfg(not(target_os = "macos"))]
   let seccomp = seccomp::install_filter().map_err(|e| e.to_string());
   send(&FromWorker::Ready { protocol: PROTOCOL, version: VERSION.into(), seccomp, warnings }.encode());
 
