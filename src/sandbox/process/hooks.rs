@@ -61,7 +61,9 @@ pub fn install(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
       let mut pid: libc::pid_t = 0;
       // SAFETY: `path`, `argv` and `envp` are NUL-terminated and live across the call; no file
       // actions or attributes.
-      let status = unsafe { libc::posix_spawn(&mut pid, path.as_ptr(), std::ptr::null(), std::ptr::null(), argv.as_ptr(), envp.as_ptr()) };
+      let status = unsafe {
+        libc::posix_spawn(&mut pid, path.as_ptr(), std::ptr::null(), std::ptr::null(), argv.as_ptr(), envp.as_ptr())
+      };
       if status == 0 {
         pid
       } else {

@@ -512,8 +512,11 @@ fn watch_footprints(inner: &Arc<Inner>) {
     let pid = lock(&proc.child).as_ref().map(|c| c.id());
     let Some(footprint) = pid.and_then(super::seatbelt::footprint) else { continue };
     if footprint > limit && !proc.dead.load(Ordering::Acquire) {
-      *lock(&proc.ended_because) =
-        Some(format!("was killed: its memory footprint ({} MiB) passed its limit ({} MiB)", footprint >> 20, limit >> 20));
+      *lock(&proc.ended_because) = Some(format!(
+        "was killed: its memory footprint ({} MiB) passed its limit ({} MiB)",
+        footprint >> 20,
+        limit >> 20
+      ));
       proc.kill();
     }
   }

@@ -100,7 +100,9 @@ pub fn confine() -> Result<Confined, String> {
     return Err(format!("sandbox_init(pure-computation) failed: {why}"));
   }
   if !sandboxed() {
-    return Err("sandbox_init(pure-computation) returned success, but sandbox_check says the process is not sandboxed".into());
+    return Err(
+      "sandbox_init(pure-computation) returned success, but sandbox_check says the process is not sandboxed".into(),
+    );
   }
   Ok(Confined::Applied)
 }

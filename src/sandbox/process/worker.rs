@@ -85,7 +85,9 @@ fn run() -> i32 {
   let seccomp = match super::seatbelt::confine() {
     Ok(how) => {
       if how == super::seatbelt::Confined::Inherited {
-        warnings.push("runs under the sandbox it inherited from its host (a second Seatbelt profile cannot be applied)".into());
+        warnings.push(
+          "runs under the sandbox it inherited from its host (a second Seatbelt profile cannot be applied)".into(),
+        );
       }
       Ok(())
     }
