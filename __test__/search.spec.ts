@@ -587,3 +587,27 @@ describe('ToolIndex: cacheDir', () => {
     expectInvalidArg(() => new ToolIndex({ cacheDir: 7 as never }), /cacheDir/)
   })
 })
+
+describe('CodeCall: the meta-tool search ranks by meaning from the first query', () => {
+  it('handle(search) right after setTools waits for the vectors (bounded); search() itself answers at once', async () => {
+    const cc = new CodeCall()
+    try {
+      // Texts no other test embedded (nothing cached): 300 tools take the model a while.
+      const salt = randomUUID()
+      const filler = Array.from({ length: 300 }, (_, i): ToolDefinition => ({
+        name: `svc${i % 30}:manage_record_${i}`,
+        description: `Manage record ${i} of kind ${salt} in the tracker`,
+        inputSchema: { type: 'object' },
+      }))
+      cc.setTools([{ name: 'weather:get_forecast', description: `Get the weather forecast for a city (${salt})`, inputSchema: { type: 'object' } }, ...filler])
+      const now = cc.search({ query: 'will it rain tomorrow' })
+      expect(now).not.toBeInstanceOf(Promise)
+      const out: any = await cc.handle('codecall:search', { query: 'will it rain tomorrow' }, { callTool: () => null })
+      expect(out.tools[0]?.name).toBe('weather:get_forecast')
+      // Malformed input is still refused (after the wait, as search() would refuse it).
+      await expect(cc.handle('codecall:search', { query: 5 }, { callTool: () => null })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG' })
+    } finally {
+      await cc.dispose()
+    }
+  })
+})

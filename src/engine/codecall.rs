@@ -246,6 +246,11 @@ impl Engine {
     self.index.when_ready(waiter);
   }
 
+  /// Every indexed tool has its vector (or the index ranks lexically only).
+  pub fn is_ready(&self) -> bool {
+    self.index.is_ready()
+  }
+
   /// Replaces every tool. Returns whether `list_tools` or the index changed.
   ///
   /// Scripts read the callable set from other threads while this runs (a worker's `getTool`, a

@@ -83,6 +83,19 @@
       };
     },
     // `promise.then(v => next(kind, v, extra, host, run, kit))`: Rust goes on once the store answered.
+    // The meta-tool's search while tools' vectors are still being computed: waits for them (`ready`)
+    // up to `ms`, then answers as `codecall.search(input)` does (its throw is the rejection).
+    searchAfter(ready, ms, codecall, input) {
+      let timer;
+      // The timer keeps Node running while the search waits (at most `ms`): an awaited answer.
+      const bound = new Promise((resolve) => {
+        timer = setTimeout(resolve, ms);
+      });
+      return Promise.race([ready, bound]).then(() => {
+        clearTimeout(timer);
+        return codecall.search(input);
+      });
+    },
     chain(promise, next, kind, extra, host, run) {
       const kit = this;
       return promise.then((v) => next(kind, v, extra, host, run, kit));

@@ -244,11 +244,12 @@ impl CodeCall {
   pub fn handle<'env>(
     &self,
     env: &'env Env,
+    this: This<'env, Object<'env>>,
     name: Unknown<'env>,
     input: Unknown<'env>,
     host: Option<Unknown<'env>>,
   ) -> napi::Result<Unknown<'env>> {
-    let r = self.handle_inner(env, name, input, host);
+    let r = self.handle_inner(env, this, name, input, host);
     self.inner.rejecting(env, r)
   }
 
@@ -300,10 +301,16 @@ impl CodeCall {
   }
 }
 
+/// How long the meta-tool's search waits for tools' vectors still being computed (a search after
+/// `setTools` in a fresh process): a model's round trip takes seconds, and a lexical-only answer
+/// that misses the tool costs it more than this. `search()` itself never waits.
+pub const SEARCH_WAIT_MS: u32 = 2_000;
+
 impl CodeCall {
   fn handle_inner<'env>(
     &self,
     env: &'env Env,
+    this: This<'env, Object<'env>>,
     name: Unknown<'env>,
     input: Unknown<'env>,
     host: Option<Unknown<'env>>,
@@ -317,6 +324,15 @@ impl CodeCall {
         let relisted = self.inner.relisted(env, &kit)?;
         let answer = self.inner.handle_after(env, matches!(m, Meta::Search))?;
         chain(env, &kit, relisted, answer, "", Some(input), None, None)
+      }
+      // The meta-tool's search ranks by meaning from the first query: while tools' vectors are
+      // still being computed it waits for them, up to SEARCH_WAIT_MS (`search()` itself never waits).
+      Some(Meta::Search) if !self.inner.engine(env)?.is_ready() => {
+        let ready = self.ready(env)?;
+        let kit = self.inner.helper(env)?;
+        let after: Function<FnArgs<(Object, u32, Object, Unknown)>, Unknown> =
+          kit.get("searchAfter")?.ok_or_else(|| napi::Error::from_reason("searchAfter"))?;
+        after.apply(kit, FnArgs::from((ready, SEARCH_WAIT_MS, this.object, input)))
       }
       Some(Meta::Search) => {
         let out = self.search(env, input)?;
