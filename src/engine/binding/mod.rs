@@ -304,7 +304,7 @@ impl CodeCall {
 /// How long the meta-tool's search waits for tools' vectors still being computed (a search after
 /// `setTools` in a fresh process): a model's round trip takes seconds, and a lexical-only answer
 /// that misses the tool costs it more than this. `search()` itself never waits.
-pub const SEARCH_WAIT_MS: u32 = 2_000;
+pub const SEARCH_WAIT_MS: u32 = 5_000;
 
 impl CodeCall {
   fn handle_inner<'env>(
