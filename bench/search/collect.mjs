@@ -8,6 +8,8 @@
 //   node bench/search/collect.mjs --timeout 45000  # per-server limit (ms)
 //   node bench/search/collect.mjs --allow-network  # don't isolate the network
 //   node bench/search/collect.mjs --dry-run        # don't write corpus.json
+//   node bench/search/collect.mjs --servers bench/search/servers2.json --out bench/search/corpus2.json
+//                                                  # another server list / corpus file
 //
 // Each package is installed at its pinned version into its own prefix,
 // bench/search/.servers/<appId>/ (gitignored), with install scripts disabled.
@@ -32,8 +34,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ListToolsResultSchema, ResultSchema } from '@modelcontextprotocol/sdk/types.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const serversFile = path.join(here, 'servers.json')
-const corpusFile = path.join(here, 'corpus.json')
+let serversFile = path.join(here, 'servers.json')
+let corpusFile = path.join(here, 'corpus.json')
 const installRoot = path.join(here, '.servers')
 
 // ---------------------------------------------------------------- options
@@ -55,8 +57,10 @@ function parseArgs(argv) {
     } else if (a === '--no-install') opts.install = false
     else if (a === '--allow-network') opts.isolateNetwork = false
     else if (a === '--dry-run') opts.dryRun = true
+    else if (a === '--servers' || a.startsWith('--servers=')) serversFile = path.resolve(value())
+    else if (a === '--out' || a.startsWith('--out=')) corpusFile = path.resolve(value())
     else if (a === '-h' || a === '--help') {
-      console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 10).join('\n'))
+      console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 12).join('\n'))
       process.exit(0)
     } else throw new Error(`unknown argument: ${a}`)
   }
