@@ -5,6 +5,8 @@
 //   node bench/search/run.mjs --scale    # latency / scale / memory only
 //   node bench/search/run.mjs --model    # the sentence model's costs: query latency on/off, time to
 //                                        # ready() (cold and cached), search before ready, RSS
+//   node bench/search/run.mjs --quality --corpus 2  # the same on the second corpus (corpus2.json,
+//                                        # queries2.json): held out, never tuned on
 //
 // Quality: every query of queries.json runs against ToolIndex (this package), TF-IDF cosine over
 // name + description (FrontMCP's default) and plain BM25 over name + description, all on the same
@@ -21,6 +23,11 @@
 // `--semantic` prints only that comparison, by half and query style. Tools are embedded on
 // background threads after `upsert` and search is lexical until every tool has its vector, so
 // every semantic measurement first awaits `ready()`.
+//
+// `--corpus 2` reads corpus2.json and queries2.json instead: other MCP servers from npm, collected the
+// same way, with queries written before any search ran on them (see README.md). Nothing is tuned on
+// it, so it has no tune / test halves: all its queries are reported together, and `--misses` prints
+// nothing for it.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -33,11 +40,17 @@ import { Bm25, TfIdfCosine, tokenize } from './baselines.mjs'
 const here = dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
 const args = new Set(process.argv.slice(2))
+const corpusArg = process.argv.slice(2).find((a, i, all) => a.startsWith('--corpus=') || all[i - 1] === '--corpus')
+const corpusId = corpusArg ? corpusArg.replace(/^--corpus=/, '') : '1'
+if (corpusId !== '1' && corpusId !== '2') throw new Error(`--corpus must be 1 or 2, not ${corpusId}`)
+/** The second corpus is held out: no tune / test halves, no misses printed. */
+const heldOut = corpusId === '2'
+const suffix = heldOut ? '2' : ''
 // The ready-child loads the addon itself (it measures RSS before loading it).
 const { ToolIndex } = args.has('--ready-child') ? {} : require('../../index.js')
 
-const corpus = JSON.parse(readFileSync(join(here, 'corpus.json'), 'utf8'))
-const queries = JSON.parse(readFileSync(join(here, 'queries.json'), 'utf8')).queries
+const corpus = JSON.parse(readFileSync(join(here, `corpus${suffix}.json`), 'utf8'))
+const queries = JSON.parse(readFileSync(join(here, `queries${suffix}.json`), 'utf8')).queries
 
 /**
  * Corpus tools as indexed: names made unique by their server (`<appId>:<name>`, as the gateway does).
@@ -61,7 +74,7 @@ function checkQueries() {
     for (const e of q.expected ?? []) if (!byName.has(e)) problems.push(`#${i}: unknown tool ${e}`)
     for (const a of q.appIds ?? []) if (!corpus.servers.some((s) => s.appId === a)) problems.push(`#${i}: unknown appId ${a}`)
   }
-  if (problems.length) throw new Error(`queries.json:\n${problems.join('\n')}`)
+  if (problems.length) throw new Error(`queries${suffix}.json:\n${problems.join('\n')}`)
 }
 
 /** Does the query share a word (same tokenizer as the baselines) with an expected tool's own name? */
@@ -108,17 +121,22 @@ async function quality() {
   const tune = queries.filter((_, i) => i % 2 === 0)
   const test = queries.filter((_, i) => i % 2 === 1)
   const kinds = [
-    ['test half', test],
-    ['tune half', tune],
-    ['all', queries],
+    ...(heldOut
+      ? [['all (held out: never tuned on)', queries]]
+      : [
+          ['test half', test],
+          ['tune half', tune],
+          ['all', queries],
+        ]),
     ['no word shared with the name', queries.filter((q) => !sharesNameWord(q))],
     ['with a typo', queries.filter((q) => q.tags?.includes('typo'))],
     ['with an appIds filter', queries.filter((q) => q.appIds)],
   ]
   const servers = new Set(tools.map((t) => t.appId)).size
-  console.log(`## Quality: ${tools.length} tools from ${servers} MCP servers, ${queries.length} queries`)
+  const n = kinds.length
+  console.log(`## Quality: ${tools.length} tools from ${servers} MCP servers, ${queries.length} queries (corpus${suffix}.json, queries${suffix}.json)`)
   console.log(
-    `(${kinds[3][1].length} share no word with the right tool's name, ${kinds[4][1].length} have typos, ${kinds[5][1].length} use appIds)\n`,
+    `(${kinds[n - 3][1].length} share no word with the right tool's name, ${kinds[n - 2][1].length} have typos, ${kinds[n - 1][1].length} use appIds)\n`,
   )
   const results = {}
   for (const [label, list] of kinds) {
@@ -132,16 +150,26 @@ async function quality() {
     }
     console.log()
   }
-  semanticByStyle(systems.slice(0, 2), tune, test)
-  if (args.has('--misses')) {
+  semanticByStyle(systems.slice(0, 2), halves(tune, test))
+  if (args.has('--misses') && !heldOut) {
     // Tuning looks at the tune half only.
     for (const m of results[`tune half/${systems[0][0]}`].misses) console.log(JSON.stringify(m))
   }
   return results
 }
 
+/** The halves reported by query style: test and tune, or all the queries of the held-out corpus. */
+function halves(tune, test) {
+  return heldOut
+    ? [['held out', queries]]
+    : [
+        ['test', test],
+        ['tune', tune],
+      ]
+}
+
 /** ToolIndex with and without the semantic signal, per half and query style. */
-function semanticByStyle(systems, tune, test) {
+function semanticByStyle(systems, halfLists) {
   const styles = [
     ['all', () => true],
     ['paraphrase (tag)', (q) => q.tags?.includes('paraphrase')],
@@ -153,7 +181,7 @@ function semanticByStyle(systems, tune, test) {
   console.log('### ToolIndex: semantic signal on (default) vs off, by half and query style\n')
   console.log('| half | style | n | on: recall@1 | on: recall@5 | on: MRR@10 | off: recall@1 | off: recall@5 | off: MRR@10 |')
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|')
-  for (const [half, list] of [['test', test], ['tune', tune]]) {
+  for (const [half, list] of halfLists) {
     for (const [style, keep] of styles) {
       const qs = list.filter(keep)
       const [on, off] = systems.map(([, system]) => evaluate(system, qs))
@@ -250,7 +278,9 @@ async function scale() {
 }
 
 const child = (...a) =>
-  JSON.parse(execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), ...a], { encoding: 'utf8', maxBuffer: 64 << 20 }))
+  JSON.parse(
+    execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), ...a, '--corpus', corpusId], { encoding: 'utf8', maxBuffer: 64 << 20 }),
+  )
 
 /** The sentence model's costs: query latency with it on and off, time to `ready()`, search before it, memory. */
 async function model() {
@@ -375,8 +405,10 @@ if (args.has('--memory-child')) {
       ['on', await ours()],
       ['off', await ours({ semantic: false })],
     ],
-    queries.filter((_, i) => i % 2 === 0),
-    queries.filter((_, i) => i % 2 === 1),
+    halves(
+      queries.filter((_, i) => i % 2 === 0),
+      queries.filter((_, i) => i % 2 === 1),
+    ),
   )
 } else {
   const all = !args.has('--quality') && !args.has('--scale') && !args.has('--model')
