@@ -295,7 +295,14 @@ export class ParkedRuns {
 
   /** The run store, opened on first use; null without one. */
   get store() {
-    if (typeof this.storeOption === 'function') this.storeOption = this.storeOption()
+    if (typeof this.storeOption === 'function') {
+      try {
+        this.storeOption = this.storeOption()
+      } catch (e) {
+        // Tried again by the next request; this one fails cleanly, before anything runs.
+        throw storeFailed('open', e)
+      }
+    }
     return this.storeOption
   }
 
