@@ -157,9 +157,9 @@ export class Recorder {
   }
 
   /** Adds an entry; `size`: its JSON's length when known without writing it. */
-  #push(entry, size = JSON.stringify(entry)?.length ?? 4) {
+  #push(entry, size) {
     if (this.overflow) return
-    this.bytes += size + 1
+    this.bytes += (size ?? JSON.stringify(entry)?.length ?? 4) + 1
     if (this.bytes > MAX_JOURNAL_BYTES) {
       this.overflow = true
       this.entries = []
