@@ -61,4 +61,8 @@ it('the resumed execution span links the first one and says it was resumed', asy
   expect(firstSpan).toBeDefined()
   expect(resumed[0].links[0].context.spanId).toBe(firstSpan!.spanContext().spanId)
   expect(resumed[0].links[0].context.traceId).toBe(firstSpan!.spanContext().traceId)
+  // The call answered from the journal on the second instance reached no tool: no span of its own.
+  // One tool_call span per call that ran: the list (first instance), the delete (second).
+  const calls = exporter.getFinishedSpans().filter((s) => s.name === 'codecall.tool_call')
+  expect(calls.map((s) => s.attributes['gen_ai.tool.name']).sort()).toEqual(['shop:delete', 'shop:list'])
 })

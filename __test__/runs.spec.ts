@@ -96,7 +96,11 @@ for (const isolation of isolations) {
       expect(logsBefore).toBe(1)
 
       // Round 1 answered on another instance: it replays (no tool again), deletes, waits again.
-      const second = await b.handle('codecall:execute', args, host(), { canElicit: true, requestState: (first as any).requestState, inputResponses: accept(first) })
+      // `host.replayed` hears of each call answered from the journal (the gateway's audit uses it).
+      const replayed: string[] = []
+      const resuming = { ...host(), replayed: (fn: string, a: any[]) => replayed.push(`${fn} ${a[0]}`) }
+      const second = await b.handle('codecall:execute', args, resuming, { canElicit: true, requestState: (first as any).requestState, inputResponses: accept(first) })
+      expect(replayed.sort()).toEqual(['callTool shop:get', 'callTool shop:get', 'callTool shop:get', 'callTool shop:list', 'callTool shop:note'])
       expect(second.resultType).toBe('input_required')
       expect(counts).toEqual({ 'shop:list': 1, 'shop:get': 3, 'shop:note': 1, 'shop:delete': 1 })
       // The replayed calls and the log were not sent again: only the live delete's events.

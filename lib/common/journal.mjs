@@ -185,9 +185,9 @@ export class Recorder {
   /**
    * One host call (a tool or a host function), through the journal.
    * @param {string} i its key (`key(meta)`) @param {string} name what the journal names it by
-   * @param {unknown} input @param {() => unknown} live
+   * @param {unknown} input @param {() => unknown} live @param {(() => void) | null} [replayed] told when answered from the journal
    */
-  call(i, name, input, live) {
+  call(i, name, input, live, replayed) {
     if (this.diverged) return new Promise(() => {})
     const d = callDigest(name, input)
     const old = this.oldCalls.get(i)
@@ -197,6 +197,11 @@ export class Recorder {
       if (old.n !== name || old.d !== d) {
         const what = old.n !== name ? `call ${i} is ${name}, the journal holds ${old.n}` : `call ${i} (${name}) has another input than the journal holds`
         return this.#diverge(what)
+      }
+      try {
+        replayed?.()
+      } catch {
+        // The host's bookkeeping never breaks a replay.
       }
       return new Promise((resolve, reject) => {
         this.waiting.set(i, { resolve, reject })
@@ -271,9 +276,14 @@ export class Recorder {
     const recorder = this
     /** @type {any} */
     const out = { ...host, clock: this.clock, randomSeed: this.seed }
+    // Read by the engine per call: a call answered from the journal gets no tool_call span.
+    Object.defineProperty(out, 'replaying', { get: () => recorder.replaying, enumerable: false })
+    // `host.replayed(name, input)`, if the host has it: told of each call answered from the journal
+    // (the gateway counts its server for the audit line, as a live call would).
+    const replayed = typeof host.replayed === 'function' ? host.replayed.bind(host) : null
     if (typeof host.callTool === 'function') {
       out.callTool = function (/** @type {string} */ name, /** @type {unknown} */ input, /** @type {any} */ meta) {
-        return recorder.call(recorder.key(meta), `tool:${name}`, input, () => host.callTool(name, input, meta))
+        return recorder.call(recorder.key(meta), `tool:${name}`, input, () => host.callTool(name, input, meta), replayed && (() => replayed('callTool', [name, input])))
       }
     }
     if (host.functions !== null && typeof host.functions === 'object') {
@@ -286,7 +296,7 @@ export class Recorder {
             : function (/** @type {any[]} */ ...args) {
                 // @ts-ignore — `this` is the call's { callId, executionId }, as the engine gives it.
                 const self = this
-                return recorder.call(recorder.key(self), `fn:${key}`, args, () => fn.apply(self, args))
+                return recorder.call(recorder.key(self), `fn:${key}`, args, () => fn.apply(self, args), replayed && (() => replayed(key, args)))
               }
       }
       out.functions = functions

@@ -553,6 +553,13 @@ export class Gateway {
       },
       onEvent: (event) => scope.event(event),
       functions,
+      // §12: a call of a resumed run answered from its journal: its server counts in the audit
+      // line as if the call ran here (it ran in the process that started the run).
+      replayed: (/** @type {string} */ fn, /** @type {any[]} */ a) => {
+        const name = fn === 'callTool' ? a[0] : a[0] !== undefined && typeof a[1] === 'string' ? `${a[0]}:${a[1]}` : null
+        const at = typeof name === 'string' ? name.indexOf(':') : -1
+        if (at > 0 && this.upstreams.has(name.slice(0, at))) scope.servers.add(name.slice(0, at))
+      },
     }
   }
 

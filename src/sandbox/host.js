@@ -306,7 +306,8 @@
           // A saved script's call (§11): the execution that called the script.
           if (m.parentExecutionId !== undefined) meta.parentExecutionId = m.parentExecutionId;
           const args = [m.name, m.input, meta];
-          if (run === undefined) invoke(host.callTool, host, args, token);
+          // A call answered from a run's journal (§12, `host.replaying`) reaches no tool: no span.
+          if (run === undefined || host.replaying === true) invoke(host.callTool, host, args, token);
           else run.tool(m.name, m.callId, m.executionId, (seen) => invoke(host.callTool, host, args, token, seen));
           return;
         }
@@ -321,7 +322,7 @@
           // `this` is the call's `{ callId, executionId }`, as callTool's third argument.
           const self = { callId: m.callId, executionId: m.executionId };
           if (m.parentExecutionId !== undefined) self.parentExecutionId = m.parentExecutionId;
-          const style = run === undefined ? undefined : toolFunction(host, m.name);
+          const style = run === undefined || host.replaying === true ? undefined : toolFunction(host, m.name);
           if (style === undefined) {
             invoke(fn, self, m.args, token);
             return;
