@@ -359,3 +359,23 @@ describe('the run store itself', () => {
     expect((cc as any)[Symbol.for('codecall.runs')]).toBeInstanceOf(SqliteRunStore)
   })
 })
+
+describe('the gateway config: codecall.runs', () => {
+  it('store resolved against the config folder; null is as absent; mistakes name their key; a missing folder is refused at start', async () => {
+    const { parseConfig, Gateway } = await import('../lib/gateway/index.mjs')
+    const base = { mcpServers: {} }
+    const parsed = parseConfig({ ...base, codecall: { runs: { store: './r.db' } } }, { baseDir: dir })
+    expect(parsed.codecall.runs).toEqual({ store: join(dir, 'r.db') })
+    expect(parseConfig({ ...base, codecall: { runs: { store: ':memory:' } } }).codecall.runs).toEqual({ store: ':memory:' })
+    for (const none of [null, undefined]) expect(parseConfig({ ...base, codecall: { runs: none } }).codecall.runs).toBeUndefined()
+    expect(() => parseConfig({ ...base, codecall: { runs: { stor: './r.db' } } })).toThrow(/codecall\.runs\.stor: unknown key/)
+    expect(() => parseConfig({ ...base, codecall: { runs: {} } })).toThrow(/codecall\.runs: needs 'store'/)
+    expect(() => parseConfig({ ...base, codecall: { runs: { store: '' } } })).toThrow(/codecall\.runs\.store/)
+    expect(() => new Gateway(parseConfig({ ...base, codecall: { runs: { store: join(dir, 'nope', 'r.db') } } }))).toThrow(/codecall\.runs\.store: the folder .*nope/)
+    // A good store: starting opens nothing (the file appears with the first run that may wait).
+    const gateway = new Gateway(parseConfig({ ...base, codecall: { runs: { store: join(dir, 'later.db') } } }))
+    const { existsSync } = await import('node:fs')
+    expect(existsSync(join(dir, 'later.db'))).toBe(false)
+    await gateway.close()
+  })
+})

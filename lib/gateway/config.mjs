@@ -270,16 +270,16 @@ function checkCodecall(raw, serverNames, baseDir) {
     if (own(d, 'allowedTools')) out.directCalls.allowedTools = stringList(d.allowedTools, `${path}.directCalls.allowedTools`)
   }
   if (own(raw, 'approval')) out.approval = checkApproval(raw.approval, `${path}.approval`)
-  if (own(raw, 'scripts') && raw.scripts !== null) out.scripts = checkScripts(raw.scripts, baseDir, `${path}.scripts`)
+  if (own(raw, 'scripts') && raw.scripts !== null && raw.scripts !== undefined) out.scripts = checkScripts(raw.scripts, baseDir, `${path}.scripts`)
   // §12: the key that seals requestState (instances sharing it resume each other's approvals).
-  if (own(raw, 'stateKey') && raw.stateKey !== null) {
+  if (own(raw, 'stateKey') && raw.stateKey !== null && raw.stateKey !== undefined) {
     const key = nonEmpty(raw.stateKey, `${path}.stateKey`)
     if (Buffer.byteLength(key, 'utf8') < 16) throw new ConfigError(`must be at least 16 bytes (e.g. 32 random bytes, hex; use \${VAR} to keep it out of the file)`, `${path}.stateKey`)
     out.stateKey = key
   }
   // §12: where executions waiting for a person are kept, so another instance (or this one after a
   // restart) resumes them.
-  if (own(raw, 'runs') && raw.runs !== null) {
+  if (own(raw, 'runs') && raw.runs !== null && raw.runs !== undefined) {
     const runs = raw.runs
     expect(isObject(runs), 'an object', runs, `${path}.runs`)
     checkKeys(runs, ['store'], `${path}.runs`)
