@@ -138,6 +138,40 @@ describe('exported APIs: optional arguments omitted, undefined or null', () => {
       }
     }
   })
+
+  it("a tool's server words (IndexedTool.server, ToolDefinition.server): omitted, undefined, null, or parts of them", async () => {
+    const variants: any[] = [
+      {},
+      { server: undefined },
+      { server: null },
+      { server: {} },
+      { server: { title: null, description: undefined, instructions: null } },
+      { server: { title: 'Things', description: 'Finds things', instructions: 'Use find. '.repeat(2000) } },
+    ]
+    for (const extra of variants) {
+      const index = new ToolIndex({ semantic: false })
+      index.upsert([{ name: 'a:b', description: 'find things', ...extra }])
+      expect(index.search('find').map((h) => h.name)).toEqual(['a:b'])
+      const cc = new CodeCall({ search: { semantic: false } })
+      try {
+        cc.setTools([{ name: 'x', description: 'find things', ...extra }])
+        expect(cc.search({ query: 'find' }).tools.map((t) => t.name)).toEqual(['x'])
+        // Search metadata only: never listed or described.
+        expect(JSON.stringify(cc.describe({ toolNames: ['x'] }))).not.toContain('Finds things')
+      } finally {
+        await cc.dispose()
+      }
+    }
+    for (const server of ['words', 1, ['a'], { title: 1 }, { instructions: {} }]) {
+      expect(() => new ToolIndex({ semantic: false }).upsert([{ name: 'a', server } as any])).toThrow(/server/)
+      const cc = new CodeCall({ search: { semantic: false } })
+      try {
+        expect(() => cc.setTools([{ name: 'x', server } as any])).toThrow(/server/)
+      } finally {
+        await cc.dispose()
+      }
+    }
+  })
 })
 
 /** Small deterministic PRNG, so a failure names its seed. */

@@ -209,6 +209,20 @@ export interface IndexedTool {
   inputSchema?: Record<string, unknown>
   /** Strings, or `{ description, input, output? }` objects (as `CodeCall` tools have). */
   examples?: Array<string | { description: string; input?: unknown; output?: unknown }>
+  /** How the tool's MCP server describes itself (see `ServerWords`); `null` means none. */
+  server?: ServerWords | null
+}
+
+/**
+ * A server's own words, from its MCP `initialize` result: `serverInfo.title`, `serverInfo.description`
+ * and `instructions`. Shared by all its tools; searched, never listed or described. Each part is
+ * optional (`null` means missing); the index keeps 512 characters of the title and description and
+ * 2 000 of the instructions.
+ */
+export interface ServerWords {
+  title?: string | null
+  description?: string | null
+  instructions?: string | null
 }
 
 /** `CodeCallOptions.mode` (seed 000, "Modes"). */
@@ -268,6 +282,8 @@ export interface ToolDefinition {
   internal?: boolean
   /** §9: overrides the approval policy's `require` for this tool (also `codecall.approval`, `_meta.codecall.approval`). */
   approval?: 'ask' | 'allow' | 'deny'
+  /** How the tool's MCP server describes itself (the gateway fills it); searched only. `null` means none. */
+  server?: ServerWords | null
   [key: string]: unknown
 }
 

@@ -11,6 +11,10 @@
 //   node bench/search/collect.mjs --servers bench/search/servers2.json --out bench/search/corpus2.json
 //                                                  # another server list / corpus file
 //
+// Besides the tools, each server's own words are kept on its entry in `servers`: its
+// `initialize` result's `serverInfo` (name, version; title, description, websiteUrl where sent)
+// and `instructions`.
+//
 // Each package is installed at its pinned version into its own prefix,
 // bench/search/.servers/<appId>/ (gitignored), with install scripts disabled.
 // Each server is then started over stdio with the official MCP SDK client,
@@ -280,6 +284,7 @@ async function collect(server, opts, netns) {
   const work = (async () => {
     await client.connect(transport)
     const serverInfo = client.getServerVersion()
+    const instructions = client.getInstructions()
     const tools = []
     let cursor
     for (let page = 0; ; page++) {
@@ -294,7 +299,7 @@ async function collect(server, opts, netns) {
       cursor = result.nextCursor
       if (!cursor) break
     }
-    return { serverInfo, tools }
+    return { serverInfo, instructions, tools }
   })()
 
   let outcome
@@ -325,6 +330,22 @@ async function collect(server, opts, netns) {
 // `execution`, `icons` and `_meta` are left out (they are not searched and
 // would only make the file bigger).
 const KEPT_FIELDS = ['name', 'title', 'description', 'inputSchema', 'annotations']
+
+// Kept per server: how it describes itself in its `initialize` result — `serverInfo` (`name`,
+// `version`, and `title`, `description`, `websiteUrl` where it sends them) and `instructions`,
+// exactly as sent. Stored on the server's entry in `servers`, so readers of `tools` see no change.
+const SERVER_INFO_FIELDS = ['name', 'title', 'version', 'description', 'websiteUrl']
+
+function serverAbout(serverInfo, instructions) {
+  const about = {}
+  if (serverInfo && typeof serverInfo === 'object') {
+    const info = {}
+    for (const k of SERVER_INFO_FIELDS) if (serverInfo[k] !== undefined) info[k] = serverInfo[k]
+    about.serverInfo = info
+  }
+  if (typeof instructions === 'string') about.instructions = instructions
+  return about
+}
 
 function corpusTool(appId, tool) {
   const out = { appId }
@@ -366,7 +387,7 @@ async function main() {
         results.set(server.appId, { error: r.error })
       } else {
         log(`  ${r.tools.length} tools in ${Date.now() - t0} ms (${r.serverInfo?.name ?? '?'} ${r.serverInfo?.version ?? ''})`)
-        results.set(server.appId, { tools: r.tools })
+        results.set(server.appId, { tools: r.tools, about: serverAbout(r.serverInfo, r.instructions) })
       }
     } catch (err) {
       log(`  FAILED: ${err instanceof Error ? err.message : err}`)
@@ -382,14 +403,18 @@ async function main() {
   for (const server of servers) {
     const r = results.get(server.appId)
     let tools
-    if (r?.tools) tools = r.tools
-    else {
+    let about
+    if (r?.tools) {
+      tools = r.tools
+      about = r.about
+    } else {
       const prev = previous.servers.find((s) => s.appId === server.appId)
       if (!prev || prev.package !== server.package || prev.version !== server.version) continue
       tools = previous.tools.filter((t) => t.appId === server.appId).map(({ appId, ...t }) => t)
+      about = serverAbout(prev.serverInfo, prev.instructions)
       if (r?.error) log(`note: ${server.appId} failed now; keeping its ${tools.length} tools from the previous corpus`)
     }
-    corpusServers.push({ appId: server.appId, package: server.package, version: server.version, toolCount: tools.length })
+    corpusServers.push({ appId: server.appId, package: server.package, version: server.version, toolCount: tools.length, ...about })
     for (const t of tools) corpusTools.push(corpusTool(server.appId, t))
   }
   const corpus = {

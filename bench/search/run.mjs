@@ -56,14 +56,24 @@ const queries = JSON.parse(readFileSync(join(here, `queries${suffix}.json`), 'ut
  * Corpus tools as indexed: names made unique by their server (`<appId>:<name>`, as the gateway does).
  * `title` (MCP `title`, else `annotations.title`) is read by ToolIndex's semantic signal only (the
  * model embeds `<appId>: <name words>. <title>. <description>. <property names>`); the baselines
- * read name + description.
+ * read name + description. `server` is the server's own words (its `initialize` result's
+ * `serverInfo.title` / `serverInfo.description` and `instructions`, kept on its entry in
+ * `corpus.servers`), as the gateway passes them.
  */
+const serverWords = new Map(
+  corpus.servers.map((s) => {
+    const words = { title: s.serverInfo?.title, description: s.serverInfo?.description, instructions: s.instructions }
+    for (const k of Object.keys(words)) if (typeof words[k] !== 'string') delete words[k]
+    return [s.appId, Object.keys(words).length ? words : undefined]
+  }),
+)
 const tools = corpus.tools.map((t) => ({
   name: `${t.appId}:${t.name}`,
   appId: t.appId,
   ...((t.title ?? t.annotations?.title) ? { title: t.title ?? t.annotations?.title } : {}),
   description: t.description ?? '',
   inputSchema: t.inputSchema,
+  ...(serverWords.get(t.appId) ? { server: serverWords.get(t.appId) } : {}),
 }))
 const byName = new Map(tools.map((t) => [t.name, t]))
 

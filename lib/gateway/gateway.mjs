@@ -174,7 +174,8 @@ export class Gateway {
     for (const u of this.upstreams.values()) {
       // A server outside allowedServers is never described or searched: scripts cannot call it.
       if (!this.#allowed(u.name)) continue
-      for (const tool of u.tools.values()) defs.push(toolDefinition(u.name, tool))
+      const server = u.ownWords()
+      for (const tool of u.tools.values()) defs.push(toolDefinition(u.name, tool, server))
     }
     indexTools(
       this.codecall,
@@ -584,9 +585,13 @@ function savedRun(result) {
   return { name, version: saved.version, codeSha256: typeof saved.codeSha256 === 'string' ? saved.codeSha256 : null }
 }
 
-/** An upstream tool as a CodeCall `ToolDefinition`: `<server>:<tool>`, appId = server. */
-function toolDefinition(server, tool) {
+/**
+ * An upstream tool as a CodeCall `ToolDefinition`: `<server>:<tool>`, appId = server; `words`, the
+ * upstream's own description of itself (`Upstream.ownWords()`), goes in `server` (searched only).
+ */
+function toolDefinition(server, tool, words) {
   const def = { name: `${server}:${tool.name}`, appId: server, source: 'mcp' }
+  if (words) def.server = words
   if (typeof tool.title === 'string') def.title = tool.title
   if (typeof tool.description === 'string') def.description = tool.description
   if (tool.inputSchema && typeof tool.inputSchema === 'object') def.inputSchema = tool.inputSchema

@@ -194,6 +194,8 @@ export class Upstream {
     this.hiddenTools = 0
     this.capabilities = {}
     this.serverInfo = undefined
+    /** The server's `instructions` (its initialize / discover result), if it sent any. */
+    this.instructions = undefined
     /** @type {'modern' | 'legacy' | undefined} The connection's protocol era. */
     this.era = undefined
     this.protocolVersion = undefined
@@ -370,6 +372,7 @@ export class Upstream {
     relayToolResults(client)
     this.capabilities = client.getServerCapabilities() ?? {}
     this.serverInfo = client.getServerVersion()
+    this.instructions = client.getInstructions()
     this.era = client.getProtocolEra()
     this.protocolVersion = client.getNegotiatedProtocolVersion()
     const connectedAt = Date.now()
@@ -605,6 +608,22 @@ export class Upstream {
       return new GatewayError('TOOL_EXECUTION_ERROR', `MCP server '${this.name}' failed ${what} (JSON-RPC error ${code}): ${message}`, details)
     }
     return new GatewayError('TOOL_EXECUTION_ERROR', `MCP server '${this.name}' failed ${what}: ${describeError(e)}`, details)
+  }
+
+  /**
+   * How the server describes itself, for search (`ToolDefinition.server`): `serverInfo.title` and
+   * `.description`, and `instructions`, where they are strings; `undefined` when it sent none.
+   * @returns {{ title?: string, description?: string, instructions?: string } | undefined}
+   */
+  ownWords() {
+    const info = this.serverInfo && typeof this.serverInfo === 'object' ? this.serverInfo : {}
+    /** @type {{ title?: string, description?: string, instructions?: string }} */
+    const out = {}
+    if (typeof info.title === 'string' && info.title.trim()) out.title = info.title
+    if (typeof info.description === 'string' && info.description.trim()) out.description = info.description
+    // The engine keeps 2 000 characters of it; 4 000 UTF-16 units hold at least that many.
+    if (typeof this.instructions === 'string' && this.instructions.trim()) out.instructions = this.instructions.slice(0, 4000)
+    return Object.keys(out).length ? out : undefined
   }
 
   /** What `mcp.listServers()` shows of this server. */

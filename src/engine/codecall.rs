@@ -775,6 +775,7 @@ fn search_tool(tool: &ToolDef) -> Tool {
         _ => None,
       })
       .collect(),
+    server: tool.server.clone(),
   }
 }
 

@@ -13,6 +13,7 @@
 
 use super::approval::ToolApproval;
 use crate::common::InvalidArgument;
+use crate::search::ServerText;
 use serde_json::{Map, Value};
 
 use crate::validator::SelfReference;
@@ -60,6 +61,8 @@ pub struct ToolDef {
   pub internal: bool,
   /// `approval` (or `codecall.approval`, `_meta.codecall.approval`): §9's per-tool setting.
   pub approval: Option<ToolApproval>,
+  /// `server`: how the tool's MCP server describes itself; searched, never listed or described.
+  pub server: Option<ServerText>,
   /// MCP fields passed through to `list_tools` unchanged (`_meta`, `icons`).
   pub passthrough: Map<String, Value>,
   /// The result of `includeTools(tool)` (true without an `includeTools`).
@@ -151,6 +154,21 @@ impl ToolDef {
       let meta = o.get("_meta").and_then(|m| m.get("codecall")).and_then(|c| c.get("approval"));
       approval = approval_of(meta, "_meta.codecall.approval")?;
     }
+    let server = match o.remove("server") {
+      None | Some(Value::Null) => None,
+      Some(Value::Object(mut server)) => {
+        let at = format!("{at}.server");
+        let mut part = |key: &str| -> Result<Option<String>, InvalidArgument> {
+          match server.remove(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(format!("{at}.{key} must be a string").into()),
+          }
+        };
+        ServerText::new(part("title")?, part("description")?, part("instructions")?)
+      }
+      Some(_) => return Err(format!("{at}.server must be an object").into()),
+    };
     let internal = flag(&o, "internal", "")?.unwrap_or(false);
     let mut passthrough = Map::new();
     for key in ["_meta", "icons"] {
@@ -173,6 +191,7 @@ impl ToolDef {
       enabled_in_codecall,
       internal,
       approval,
+      server,
       passthrough,
       included: true,
     })

@@ -9,7 +9,7 @@ use napi::{
 use napi_derive::napi;
 use serde_json::{Map, Value};
 
-use super::{index::ToolIndex as Core, model, tool, IndexError, IndexOptions, SearchOptions, Tool};
+use super::{index::ToolIndex as Core, model, tool, IndexError, IndexOptions, SearchOptions, ServerText, Tool};
 use crate::common::args::{self, array_arg, object_arg, present};
 use crate::common::InvalidArgument;
 
@@ -237,6 +237,15 @@ fn read_tool(env: &Env, value: &Unknown, at: &str, semantic: bool) -> napi::Resu
         tool.title = lenient_string(env, &Object::from_raw(env.raw(), annotations.raw()), "title")?;
       }
     }
+  }
+  if let Some(server) = present(&object, "server")? {
+    let at = format!("{at}.server");
+    let server = object_arg(env, &server, &at)?;
+    tool.server = ServerText::new(
+      optional_string(env, &server, "title", &at)?,
+      optional_string(env, &server, "description", &at)?,
+      optional_string(env, &server, "instructions", &at)?,
+    );
   }
   if let Some(schema) = present(&object, "inputSchema")? {
     object_arg(env, &schema, &format!("{at}.inputSchema"))?;

@@ -29,7 +29,7 @@ mod typo;
 
 // The layer's surface: everything another layer (or an example program) may name.
 pub use index::{Hit, IndexError, IndexOptions, SearchOptions, ToolIndex, DEFAULT_TOP_K};
-pub use tool::{property_names, Tool};
+pub use tool::{property_names, ServerText, Tool};
 // For the engine layer's binding, which makes an index of its own.
 pub(crate) use binding::{cache_dir_arg, ready_promise, warn_without_model};
 pub use model::pool::Waiter;

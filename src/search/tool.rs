@@ -16,6 +16,41 @@ pub struct Tool {
   pub properties: Vec<String>,
   /// Text of the tool's examples (their descriptions, or the strings themselves).
   pub examples: Vec<String>,
+  /// How the tool's MCP server describes itself (`IndexedTool.server`), shared by its tools.
+  pub server: Option<ServerText>,
+}
+
+/// A server's own words (MCP `initialize`: `serverInfo.title`, `serverInfo.description`,
+/// `instructions`), each cut to a bound ([`ServerText::new`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerText {
+  pub title: Option<String>,
+  pub description: Option<String>,
+  pub instructions: Option<String>,
+}
+
+/// At most this many characters of a server's title or description are kept.
+pub const MAX_SERVER_TITLE_CHARS: usize = 512;
+/// At most this many characters of a server's `instructions` are kept (they can be pages long).
+pub const MAX_SERVER_INSTRUCTIONS_CHARS: usize = 2000;
+
+impl ServerText {
+  /// The parts given, each cut to its bound; blank parts count as missing. `None` when nothing is left.
+  pub fn new(title: Option<String>, description: Option<String>, instructions: Option<String>) -> Option<Self> {
+    let keep =
+      |s: Option<String>, max: usize| s.map(|s| cut_chars(s.trim(), max).to_string()).filter(|s| !s.is_empty());
+    let text = Self {
+      title: keep(title, MAX_SERVER_TITLE_CHARS),
+      description: keep(description, MAX_SERVER_TITLE_CHARS),
+      instructions: keep(instructions, MAX_SERVER_INSTRUCTIONS_CHARS),
+    };
+    (text != Self::default()).then_some(text)
+  }
+}
+
+/// The first `max` characters of `s`.
+fn cut_chars(s: &str, max: usize) -> &str {
+  s.char_indices().nth(max).map_or(s, |(i, _)| &s[..i])
 }
 
 /// At most this many property names are taken from one schema.
@@ -96,6 +131,16 @@ mod tests {
     names.sort();
     assert_eq!(names, ["branchName", "color", "email", "labels", "name", "owner", "target"]);
     assert!(property_names(&json!("not a schema")).is_empty());
+  }
+
+  #[test]
+  fn server_text_is_bounded_and_blank_is_none() {
+    assert_eq!(ServerText::new(None, Some("  ".into()), None), None);
+    let long = ServerText::new(Some(" T ".into()), None, Some("é".repeat(5000)));
+    assert_eq!(long.as_ref().and_then(|l| l.title.as_deref()), Some("T"));
+    assert_eq!(long.as_ref().and_then(|l| l.description.as_deref()), None);
+    let instructions = long.as_ref().and_then(|l| l.instructions.as_deref()).unwrap_or_default();
+    assert_eq!(instructions.chars().count(), MAX_SERVER_INSTRUCTIONS_CHARS);
   }
 
   #[test]
