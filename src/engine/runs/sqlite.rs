@@ -13,7 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
-use crate::engine::scripts::sqlite::{busy_message, retry_busy, BUSY_WAIT};
+use crate::engine::scripts::sqlite::{busy_message, check_file_path, retry_busy, BUSY_WAIT};
 
 const CREATE: &str = "
   CREATE TABLE IF NOT EXISTS codecall_runs (
@@ -44,16 +44,7 @@ impl SqliteRuns {
       conn
     } else {
       let p = Path::new(path);
-      if path.is_empty() || path.contains('\0') {
-        return Err(fail("not a file path".into()));
-      }
-      match p.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) if !dir.is_dir() => return Err(fail(format!("the folder '{}' does not exist", dir.display()))),
-        _ => {}
-      }
-      if p.is_dir() {
-        return Err(fail("it is a folder".into()));
-      }
+      check_file_path(path).map_err(fail)?;
       let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
       let conn = retry_busy(|left| {
         let conn = Connection::open_with_flags(p, flags)?;

@@ -77,16 +77,7 @@ impl SqliteStore {
       conn
     } else {
       let p = Path::new(path);
-      if path.is_empty() || path.contains('\0') {
-        return Err(fail("not a file path".into()));
-      }
-      match p.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) if !dir.is_dir() => return Err(fail(format!("the folder '{}' does not exist", dir.display()))),
-        _ => {}
-      }
-      if p.is_dir() {
-        return Err(fail("it is a folder".into()));
-      }
+      check_file_path(path).map_err(fail)?;
       // No URI names: the path is a file name, whatever it looks like.
       let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
       // Each try starts again with a new connection: a failed one may have been half set up.
@@ -175,6 +166,22 @@ impl SqliteStore {
     self.writes.fetch_add(1, Ordering::AcqRel);
     Ok(saved)
   }
+}
+
+/// Why `path` cannot be an SQLite file to open or create here: not a path, a folder, or a file in
+/// a folder that does not exist (folders are not created). Shared by the run store.
+pub(crate) fn check_file_path(path: &str) -> Result<(), String> {
+  if path.is_empty() || path.contains('\0') {
+    return Err("not a file path".into());
+  }
+  let p = Path::new(path);
+  if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+    return Err(format!("the folder '{}' does not exist", dir.display()));
+  }
+  if p.is_dir() {
+    return Err("it is a folder".into());
+  }
+  Ok(())
 }
 
 /// Sets a new connection up: WAL (for a file; the first connection switches the file, later ones
