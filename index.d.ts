@@ -693,6 +693,8 @@ export declare class SqliteRunStore {
   get(id: string): string | null
   /** Removes run `id`'s journal: `true` only when this call removed a live one (the claim). */
   delete(id: string): boolean
+  /** The path it was opened with (`':memory:'` for an in-memory store). */
+  get path(): string
   /** Closes the file; later calls throw. */
   close(): void
 }

@@ -379,3 +379,32 @@ describe('the gateway config: codecall.runs', () => {
     await gateway.close()
   })
 })
+
+describe('a run store and dispose()', () => {
+  it('closes a store the engine opened from a path, lets go of an application’s own (not closed), and holds neither after', async () => {
+    const opened = new CodeCall({ runs: { store: freshDb() } })
+    const store = (opened as any)[Symbol.for('codecall.runs')] as SqliteRunStore
+    store.put('r.0', '{}', Date.now() + 60_000)
+    await opened.dispose()
+    expect((opened as any)[Symbol.for('codecall.runs')]).toBeUndefined()
+    expect(() => store.get('r.0')).toThrow(/closed/)
+    let closed = 0
+    const own = { put() {}, get: () => undefined, delete: () => false, close: () => (closed += 1) }
+    const mine = new CodeCall({ runs: { store: own } })
+    expect((mine as any)[Symbol.for('codecall.runs')]).toBe(own)
+    await mine.dispose()
+    expect((mine as any)[Symbol.for('codecall.runs')]).toBeUndefined()
+    expect(closed).toBe(0)
+  })
+
+  it('a few hundred engines with a file store, made and disposed: their files are closed (open descriptors come back)', async () => {
+    const { readdirSync } = await import('node:fs')
+    const fds = () => (process.platform === 'linux' ? readdirSync('/proc/self/fd').length : 0)
+    const db = freshDb()
+    const warm = new CodeCall({ runs: { store: db } })
+    await warm.dispose()
+    const before = fds()
+    for (let i = 0; i < 200; i++) await new CodeCall({ runs: { store: db } }).dispose()
+    expect(fds() - before).toBeLessThan(10)
+  })
+})

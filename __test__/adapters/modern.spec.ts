@@ -323,6 +323,33 @@ describe('a run store (§12): the retry reaches another instance', () => {
   })
 })
 
+describe('a run store without engine: each request’s server its own engine over one file', () => {
+  it('the retry resumes the run (its own request, its own engine); every call once; the engines go', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'codecall-adapter-runs-owned-'))
+    const owned: any[] = []
+    const h = createMcpHandler(() => {
+      const server = register(new McpServer({ name: 'shop', version: '1.0.0' }))
+      owned.push(codeMode(server, { approval: { require: 'destructive' }, runs: { store: join(dir, 'runs.db') }, stateKey: 'adapter-owned-runs-key-0123456789' }))
+      return server
+    })
+    try {
+      const { asked, elicit } = answers({ action: 'accept' })
+      const client = await overHttp({ pin: MODERN }, elicit, undefined, h)
+      const before = { ...calls }
+      const r = await execute(client, "const u = await callTool('users_list', {}); return await callTool('orders_cancel', { orderId: u[0].id })")
+      expect(r).toMatchObject({ status: 'ok', result: { cancelled: 1 } })
+      expect(asked).toHaveLength(1)
+      for (const tool of ['users_list', 'orders_cancel']) expect(calls[tool]).toBe((before[tool] ?? 0) + 1)
+      await vi.waitFor(async () => {
+        for (const e of owned) expect(await e.execute({ script: 'return 1' }, { callTool: () => null })).toMatchObject({ error: { code: 'POOL_DISPOSED' } })
+      })
+    } finally {
+      await h.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
 describe('approvals on legacy requests', () => {
   it('stateless legacy HTTP (a server per request, no session to ask through): whenUnavailable', async () => {
     const { asked, elicit } = answers({ action: 'accept' })

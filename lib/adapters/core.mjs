@@ -15,7 +15,7 @@ import { canElicitForm, ParkedRuns, stateKey } from '../common/modern.mjs'
 export { unknownTool }
 
 const require = createRequire(import.meta.url)
-const { CodeCall } = require('../../index.js')
+const { CodeCall, SqliteRunStore } = require('../../index.js')
 
 /** Servers already in code mode: a second `codeMode()` is a caller error, not a double wrap. */
 const wrapped = new WeakSet()
@@ -153,11 +153,16 @@ const parkedByKey = new Map()
 /** The `ParkedRuns` of a state key (option, else `CODECALL_STATE_KEY`, else one random key per process). */
 function parkedRunsFor(keyOption, timeoutMs, log, store) {
   const { key, configured } = stateKey(keyOption)
-  // §12: runs kept in a run store are resumed through the same one.
-  const id = `${configured ? `k:${key.toString('hex')}` : 'process'}${store ? `/s:${storeId(store)}` : ''}`
+  // §12: runs kept in a run store are resumed through the same one. A store the engine opened
+  // from a file is known by its path, and the runs parked through it use a connection of their
+  // own (an engine of a server built per request is disposed, and closes its store, with it).
+  const file = store instanceof SqliteRunStore && store.path !== ':memory:' ? store.path : null
+  const where = file !== null ? `/f:${file}` : store ? `/s:${storeId(store)}` : ''
+  const id = `${configured ? `k:${key.toString('hex')}` : 'process'}${where}`
   let parked = parkedByKey.get(id)
   if (!parked) {
-    parked = new ParkedRuns({ key, timeoutMs, log, names: () => ({}), store: store ?? null })
+    const own = file !== null ? () => new SqliteRunStore(file) : (store ?? null)
+    parked = new ParkedRuns({ key, timeoutMs, log, names: () => ({}), store: own })
     parkedByKey.set(id, parked)
   }
   // One key, one set of runs: a state lives as long as the longest approval wait it may cover.

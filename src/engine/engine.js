@@ -34,7 +34,8 @@
       // §12: the key that seals requestState, for the package's own JavaScript (not enumerable).
       if (typeof refs.stateKey === 'string') Object.defineProperty(target, Symbol.for('codecall.stateKey'), { value: refs.stateKey });
       // §12: the run store (options.runs.store), for the same JavaScript.
-      if (refs.runs !== undefined && refs.runs !== null) Object.defineProperty(target, Symbol.for('codecall.runs'), { value: refs.runs });
+      // A getter: dispose() lets go of the store (and closes one it opened from a path).
+      if (refs.runs !== undefined && refs.runs !== null) Object.defineProperty(target, Symbol.for('codecall.runs'), { get: () => refs.runs });
     },
     // §11, saved scripts. A host's ScriptStore method, whose answer may be a promise: resolves to
     // its JSON (undefined for undefined), rejects with TOOL_EXECUTION_ERROR when it throws.

@@ -63,7 +63,7 @@ pub struct CodeCall {
 /// them. `scriptsApi` stays (`scripts` keeps answering, with `POOL_DISPOSED`); it holds a host
 /// store only as long as the disposed CodeCall object itself is reachable.
 const RELEASED_SLOTS: &[&str] =
-  &["includeTools", "filter", "onToolsChanged", "store", "after", "known", "queue", "otel"];
+  &["includeTools", "filter", "onToolsChanged", "store", "after", "known", "queue", "otel", "runs"];
 
 #[napi]
 impl CodeCall {
@@ -292,8 +292,16 @@ impl CodeCall {
     if self.inner.external.take().is_some() {
       let _ = env.adjust_external_memory(-EXTERNAL_BYTES);
     }
-    // Nothing the host passed stays reachable from this CodeCall.
+    // Nothing the host passed stays reachable from this CodeCall; a run store opened from a path
+    // is closed (its journals stay in the file for other processes).
     let mut refs = self.inner.refs.get(env)?;
+    if refs.get::<bool>("runsOpened")? == Some(true) {
+      if let Some(store) = refs.get::<Object>("runs")? {
+        if let Some(close) = store.get::<Function<(), Unknown>>("close")? {
+          close.apply(store, ())?;
+        }
+      }
+    }
     for slot in RELEASED_SLOTS {
       refs.delete_named_property(slot)?;
     }

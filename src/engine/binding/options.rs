@@ -155,7 +155,10 @@ pub(super) fn read<'env>(
     if let Some(v) = present(&options, "runs")? {
       // §12: where executions waiting for a person are kept. The journaling and the replay are
       // the package's JavaScript, which reads the store off the CodeCall object.
-      refs.set("runs", crate::engine::runs::binding::read_options(env, &v)?)?;
+      let (store, opened) = crate::engine::runs::binding::read_options(env, &v)?;
+      refs.set("runs", store)?;
+      // Opened here from a path: dispose() closes it (an application's own store is its own).
+      refs.set("runsOpened", opened)?;
     }
     if let Some(v) = present(&options, "metaToolPrefix")? {
       prefix = Some(args::string_arg(env, &v, "options.metaToolPrefix")?);

@@ -53,6 +53,12 @@ impl SqliteRunStore {
     self.inner.delete(&id).map_err(napi::Error::from_reason)
   }
 
+  /// The path it was opened with (`':memory:'` for an in-memory store).
+  #[napi(getter)]
+  pub fn path(&self) -> String {
+    self.inner.path().to_string()
+  }
+
   /// Closes the file; later calls throw.
   #[napi]
   pub fn close(&self) {
@@ -60,8 +66,9 @@ impl SqliteRunStore {
   }
 }
 
-/// `options.runs` (`{ store: string | RunStore }`): the store to keep on the CodeCall object.
-pub fn read_options<'env>(env: &'env Env, v: &Unknown<'env>) -> napi::Result<Unknown<'env>> {
+/// `options.runs` (`{ store: string | RunStore }`): the store to keep on the CodeCall object, and
+/// whether it was opened here (from a path).
+pub fn read_options<'env>(env: &'env Env, v: &Unknown<'env>) -> napi::Result<(Unknown<'env>, bool)> {
   let o = object_arg(env, v, "options.runs")?;
   args::check_keys(env, &o, "options.runs", RUNS_KEYS)?;
   match present(&o, "store")? {
@@ -73,7 +80,7 @@ pub fn read_options<'env>(env: &'env Env, v: &Unknown<'env>) -> napi::Result<Unk
       let path = args::string_arg(env, &s, "options.runs.store")?;
       let inner = SqliteRuns::open(&path, "options.runs.store").map_err(|m| args::invalid_arg(env, m))?;
       let instance = SqliteRunStore { inner }.into_instance(env)?;
-      Ok(instance.as_object(env).to_unknown())
+      Ok((instance.as_object(env).to_unknown(), true))
     }
     Some(s) if s.get_type()? == ValueType::Object => {
       let store = Object::from_raw(env.raw(), s.raw());
@@ -86,7 +93,7 @@ pub fn read_options<'env>(env: &'env Env, v: &Unknown<'env>) -> napi::Result<Unk
           ));
         }
       }
-      Ok(s)
+      Ok((s, false))
     }
     Some(_) => Err(args::invalid_arg(env, "options.runs.store must be a SQLite file path or a RunStore object")),
   }

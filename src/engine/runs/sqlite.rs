@@ -111,6 +111,11 @@ impl SqliteRuns {
     Ok(removed == 1)
   }
 
+  /// Where it is (as given: a path or `':memory:'`).
+  pub fn path(&self) -> &str {
+    &self.path
+  }
+
   /// Closes the file (an open file cannot be removed on Windows). Later calls fail.
   pub fn close(&self) {
     let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
