@@ -167,6 +167,32 @@ for (const isolation of isolations) {
       })
       expect(counts).toEqual({ 'shop:list': 1 })
     })
+
+    it('a diverging replay (another input this time) ends only itself: two neighbours on the same engine finish', async () => {
+      const rows = new Map<string, string>()
+      const store: RunStore = { put: (id, j) => void rows.set(id, j), get: (id) => rows.get(id), delete: (id) => rows.delete(id) }
+      const [a, b] = [instance(store, isolation), instance(store, isolation)]
+      const { counts, host } = counter()
+      const first: any = await a.handle('codecall:execute', args, host(), { canElicit: true })
+      // The journal's first call now holds another input digest than the script will send.
+      const [id, journal] = [...rows.entries()][0]
+      const data = JSON.parse(journal)
+      const call = data.entries.find((e: any) => e.k === 'call' && e.n === 'tool:shop:get')
+      call.d = 'not-the-digest-of-that-input'
+      rows.set(id, JSON.stringify(data))
+      // Neighbours on b: each waits on a slow tool while the replay diverges beside them.
+      let release = () => {}
+      const gate = new Promise<void>((r) => (release = r))
+      const slow = { callTool: async () => (await gate, 7) }
+      const neighbours = [0, 1].map(() => b.handle('codecall:execute', { script: "return await callTool('shop:list', {})" }, slow, {}))
+      await expect(b.handle('codecall:execute', args, host(), { canElicit: true, requestState: first.requestState, inputResponses: accept(first) })).rejects.toMatchObject({
+        code: 'EXECUTION_ERROR',
+        message: expect.stringMatching(/could not be resumed: call .* \(tool:shop:get\) has another input/),
+      })
+      release()
+      for (const n of await Promise.all(neighbours)) expect((n as any).result).toMatchObject({ status: 'ok', result: 7 })
+      expect(counts['shop:delete']).toBeUndefined()
+    })
   })
 }
 
