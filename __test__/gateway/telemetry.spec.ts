@@ -185,7 +185,12 @@ describe('codecall serve with an OpenTelemetry SDK (--import)', () => {
     expect((await execute(THREE_WAYS, { note: 'metrics' })).status).toBe('ok')
     const metrics = await until(() => {
       if (!existsSync(metricsFile)) return null
-      const list = JSON.parse(readFileSync(metricsFile, 'utf8')) as Metric[]
+      let list: Metric[]
+      try {
+        list = JSON.parse(readFileSync(metricsFile, 'utf8')) as Metric[]
+      } catch {
+        return null // the exporter is writing it now: read it again
+      }
       return list.some((m) => m.name === 'codecall.tool_calls') ? list : null
     }, 'codecall metrics in the export')
     const named = (name: string) => metrics.find((m) => m.name === name)
