@@ -118,7 +118,9 @@ const main = pack(join(mainStage, 'package'))
  * the launcher and the data package), the data counted once. Set from the sizes measured with
  * both changes; a budget is raised on purpose, in the same commit as what needs it.
  * - Platform packages: the `.node` (11.0–12.2 MB) and the launcher (0.3 MB). musl keeps the whole
- *   engine in its worker (a static musl executable cannot `dlopen`): two ≈ 12 MB files.
+ *   engine in its worker (a static musl executable cannot `dlopen`): two ≈ 12 MB files. Raised
+ *   from 12 to 13 MB with the run store, the journal's replay and Seatbelt (issues 42, 43): the
+ *   linux-x64-gnu package measured 12.12 MB (`.node` 11.78 MB), 1 MB of room for the Windows launcher.
  * - The launcher: ≈ 0.3 MB; past 1 MB, the crate has been linked back into it.
  * - The data package: the sentence model, 23.3 MB.
  */
@@ -126,7 +128,7 @@ const MB = 1e6
 const BUDGET = {
   main: 0.6 * MB,
   data: 25 * MB,
-  platform: (target) => (target.includes('musl') ? 25 * MB : 12 * MB),
+  platform: (target) => (target.includes('musl') ? 25 * MB : 13 * MB),
   worker: (target) => (target.includes('musl') ? null : 1 * MB),
 }
 
