@@ -35,7 +35,7 @@ afterAll(async () => {
   await Promise.all(sandboxes.map((s) => s.dispose()))
 })
 
-describe.runIf(linux || process.platform === 'darwin')('process isolation is the default', () => {
+describe.runIf(linux || process.platform === 'darwin' || process.platform === 'win32')('process isolation is the default', () => {
   it('a new Sandbox runs scripts in worker processes, with no warning', async () => {
     const sb = sandbox()
     expect(sb.isolation).toBe('process')

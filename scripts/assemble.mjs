@@ -32,6 +32,10 @@ export const PLATFORMS = {
 }
 
 export const WORKER = 'codecall-worker'
+/** The worker launcher's file name on a target (`.exe` on Windows). */
+export const workerFile = (target) => (target.includes('windows') ? `${WORKER}.exe` : WORKER)
+/** Whether a platform package's file is its worker launcher. */
+export const isWorker = (file) => file === WORKER || file === `${WORKER}.exe`
 /** The sentence model (`src/search/model/mod.rs` `MODEL_FILE`). */
 export const MODEL = 'all-minilm-l6-v2.i8.bin'
 /** Where the data files are in the source tree. */
@@ -56,7 +60,7 @@ export function filesNamed(dir, name, out = []) {
 export function platformFiles(target) {
   const dir = PLATFORMS[target]
   if (!dir) throw new Error(`unknown target ${target}`)
-  return target.includes('windows') ? [`codecall.${dir}.node`] : [`codecall.${dir}.node`, WORKER]
+  return [`codecall.${dir}.node`, workerFile(target)]
 }
 
 /**
@@ -128,7 +132,7 @@ export function assemble({ artifacts, npmDir, targets, version = readJson(join(r
       if (!declared.includes(file)) problems.push(`${manifest} does not list ${file} in "files"`)
       const to = join(pkgDir, file)
       copyFileSync(from, to)
-      if (file === WORKER) chmodSync(to, 0o755)
+      if (isWorker(file)) chmodSync(to, 0o755)
       console.log(`${from} -> ${to}`)
     }
   }

@@ -10,14 +10,16 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-export const HOOKS_WORKER = join(root, 'target', 'test-hooks', 'codecall-worker')
-const LIBRARY = process.platform === 'darwin' ? 'libcodecall_native.dylib' : 'libcodecall_native.so'
+const EXE = process.platform === 'win32' ? '.exe' : ''
+export const HOOKS_WORKER = join(root, 'target', 'test-hooks', `codecall-worker${EXE}`)
+const LIBRARY = { darwin: 'libcodecall_native.dylib', win32: 'codecall_native.dll' }[process.platform as string] ?? 'libcodecall_native.so'
 export const HOOKS_LIBRARY = join(root, 'target', 'test-hooks', LIBRARY)
 
 export default function setup() {
-  // Linux (the seccomp tests) and macOS (Seatbelt: __test__/security/confinement.spec.ts).
-  if (process.platform !== 'linux' && process.platform !== 'darwin') return
-  const built = join(root, 'target', 'debug', 'codecall-worker')
+  // Linux (the seccomp tests), macOS (Seatbelt) and Windows (job object, Low integrity):
+  // __test__/security/confinement.spec.ts.
+  if (!['linux', 'darwin', 'win32'].includes(process.platform)) return
+  const built = join(root, 'target', 'debug', `codecall-worker${EXE}`)
   // Shares the dev-profile dependencies `cargo test` builds: only this crate compiles here.
   try {
     execFileSync('cargo', ['build', '--locked', '--quiet', '--lib', '--bin', 'codecall-worker', '--features', 'test-hooks'], {

@@ -23,7 +23,7 @@ import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync, statSync, writ
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-import { PLATFORMS, WORKER } from '../assemble.mjs'
+import { PLATFORMS, WORKER, workerFile } from '../assemble.mjs'
 import { CROSS, log, root, rustTarget, sh, zig } from './tools.mjs'
 
 export const TARGET_DIR = join(root, 'target', 'cross')
@@ -71,15 +71,13 @@ export function buildTarget(target) {
   const release = join(TARGET_DIR, cargoTriple, 'release')
   const library = windows ? 'codecall_native.dll' : MACOS_MIN[target] ? 'libcodecall_native.dylib' : 'libcodecall_native.so'
   copyFileSync(join(release, library), addon)
-  if (!windows) {
-    // The worker (process isolation; Windows has none): a launcher that maps the `.node` beside it
-    // (issue 35); on musl, whose executables are static and cannot map a library, the whole
-    // worker with the library linked in as an rlib (`fat-worker`).
-    const fat = target.endsWith('-linux-musl') ? ['--features', 'fat-worker'] : []
-    cargo(['zigbuild', '--release', '--locked', '--bin', WORKER, ...fat, '--target', zigTarget, '--target-dir', TARGET_DIR])
-    copyFileSync(join(release, WORKER), join(out, WORKER))
-    chmodSync(join(out, WORKER), 0o755)
-  }
+  // The worker (process isolation): a launcher that maps the `.node` beside it (issue 35;
+  // Windows: `codecall-worker.exe`, issue 43); on musl, whose executables are static and cannot map
+  // a library, the whole worker with the library linked in as an rlib (`fat-worker`).
+  const fat = target.endsWith('-linux-musl') ? ['--features', 'fat-worker'] : []
+  cargo(['zigbuild', '--release', '--locked', '--bin', WORKER, ...fat, '--target', zigTarget, '--target-dir', TARGET_DIR])
+  copyFileSync(join(release, workerFile(target)), join(out, workerFile(target)))
+  chmodSync(join(out, workerFile(target)), 0o755)
   const seconds = ((Date.now() - started) / 1000).toFixed(0)
   const sizes = readdirSync(out).map((f) => `${f} ${(statSync(join(out, f)).size / 1e6).toFixed(2)} MB`)
   log(`${target}: ${sizes.join(', ')} in ${seconds} s -> ${out}`)

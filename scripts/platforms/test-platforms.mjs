@@ -29,7 +29,7 @@ import { execFileSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative } from 'node:path'
 
-import { DATA_DIR, DATA_FILES, DATA_PACKAGE, MODEL, PLATFORMS, WORKER, assemble, filesNamed, platformFiles, releaseManifest } from '../assemble.mjs'
+import { DATA_DIR, DATA_FILES, DATA_PACKAGE, MODEL, PLATFORMS, WORKER, assemble, filesNamed, isWorker, platformFiles, releaseManifest } from '../assemble.mjs'
 import { checkBinary } from './binaries.mjs'
 import { ARTIFACTS } from './build-target.mjs'
 import { log, nodeArm64, nodeWin, qemuArm64, root, sh, wine } from './tools.mjs'
@@ -77,7 +77,7 @@ for (const target of built) {
   const dir = join(ARTIFACTS, `bindings-${target}`)
   for (const file of platformFiles(target)) {
     check(`${target}: ${file}`, () => {
-      const { problems, summary } = checkBinary(target, file === WORKER ? 'worker' : 'addon', join(dir, file))
+      const { problems, summary } = checkBinary(target, isWorker(file) ? 'worker' : 'addon', join(dir, file))
       if (problems.length) throw new Error(`${summary}\n${problems.join('\n')}`)
       return summary
     })
@@ -171,7 +171,7 @@ check(`${data.name}: exactly its manifest, README and ${DATA_FILES.join(', ')}; 
 for (const t of built) {
   const p = platformPacks[t]
   sizes[t].ok = budget(p.name, p, BUDGET.platform(t))
-  const worker = p.files.find((f) => f.path === WORKER)
+  const worker = p.files.find((f) => isWorker(f.path))
   if (worker && BUDGET.worker(t) !== null) {
     const over = worker.size > BUDGET.worker(t)
     sizes[t].workerOk = !over
@@ -282,7 +282,8 @@ if (flag('--no-run')) {
   }
   if (built.includes('x86_64-pc-windows-msvc') && !flag('--no-wine')) {
     const { env, wineBin } = wine()
-    smoke('x86_64-pc-windows-msvc', 'win32-x64 (Wine)', wineBin, [nodeWin()], { ...env, NODE_SKIP_PLATFORM_CHECK: '1' }, 'none')
+    // Process isolation (issue 43): the worker launcher `codecall-worker.exe`, in its job object.
+    smoke('x86_64-pc-windows-msvc', 'win32-x64 (Wine)', wineBin, [nodeWin()], { ...env, NODE_SKIP_PLATFORM_CHECK: '1' }, 'wine')
   }
 }
 

@@ -8,10 +8,10 @@
 //! whose executables are static and cannot map a library.
 
 /// Must equal `WORKER_ABI` of `sandbox/process/entry.rs` (a test holds them together).
-#[cfg(all(unix, not(feature = "fat-worker")))]
+#[cfg(all(any(unix, windows), not(feature = "fat-worker")))]
 const WORKER_ABI: u32 = 1;
 
-#[cfg(all(unix, feature = "fat-worker"))]
+#[cfg(all(any(unix, windows), feature = "fat-worker"))]
 fn main() {
   codecall_native::sandbox::worker_main()
 }
@@ -59,7 +59,46 @@ fn main() {
   unsafe { libc::_exit(if code == 2 { 2 } else { code }) }
 }
 
-#[cfg(not(unix))]
+/// Windows: the same launcher over `LoadLibraryW` / `GetProcAddress`. The host started it suspended
+/// in its job with only its pipes inherited; the library lowers it to Low integrity after warm-up.
+#[cfg(all(windows, not(feature = "fat-worker")))]
+fn main() {
+  use std::os::windows::ffi::OsStrExt;
+  use windows_sys::Win32::System::Diagnostics::Debug::{SetErrorMode, SEM_FAILCRITICALERRORS, SEM_NOGPFAULTERRORBOX};
+  use windows_sys::Win32::System::LibraryLoader::{GetProcAddress, LoadLibraryW};
+
+  fn fail(what: &str) -> ! {
+    eprintln!("codecall-worker: {what}");
+    std::process::exit(4)
+  }
+
+  // No "cannot load" or crash dialog: a desktop client's worker has no one to click it away.
+  // SAFETY: sets this process's error mode; no memory is involved.
+  unsafe { SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX) };
+  let Some(library) = std::env::var_os("CODECALL_WORKER_LIBRARY").filter(|l| !l.is_empty()) else {
+    fail("CODECALL_WORKER_LIBRARY is not set (the host sets it to its own .node)")
+  };
+  let wide: Vec<u16> = library.encode_wide().chain(Some(0)).collect();
+  if wide[..wide.len() - 1].contains(&0) {
+    fail("CODECALL_WORKER_LIBRARY holds a NUL character")
+  }
+  // SAFETY: `wide` is a NUL-terminated UTF-16 path that outlives the call. The library is the
+  // host's own addon: its load-time initializers only fill static registries (no Node-API call).
+  let module = unsafe { LoadLibraryW(wide.as_ptr()) };
+  if module.is_null() {
+    fail(&format!("cannot load {}: {}", library.to_string_lossy(), std::io::Error::last_os_error()))
+  }
+  // SAFETY: `module` is a live module handle; the name is NUL-terminated.
+  let Some(entry) = (unsafe { GetProcAddress(module, c"codecall_worker_main".as_ptr().cast()) }) else {
+    fail(&format!("{} has no codecall_worker_main", library.to_string_lossy()))
+  };
+  // SAFETY: the symbol is `extern "C" fn(u32) -> c_int` in the library (entry.rs); it is never
+  // unloaded, so the pointer stays valid for the life of the process.
+  let run: extern "C" fn(u32) -> i32 = unsafe { std::mem::transmute(entry) };
+  std::process::exit(run(WORKER_ABI))
+}
+
+#[cfg(not(any(unix, windows)))]
 fn main() {
   eprintln!("codecall-worker: process isolation is not supported on this platform");
   std::process::exit(2);

@@ -806,7 +806,7 @@ impl Sandbox {
   #[napi(getter, ts_return_type = "'thread' | 'process'")]
   pub fn isolation(&self) -> &'static str {
     match &self.pool {
-      #[cfg(unix)]
+      #[cfg(any(unix, windows))]
       Some(Runner::Process(_)) => "process",
       Some(Runner::Thread(_)) => "thread",
       None => match self.config.isolation {

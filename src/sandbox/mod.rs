@@ -52,7 +52,7 @@ pub(crate) use binding::{
 // the thread pool, the worker pipe's frames.
 pub use engine::{Engine, Execution, Job, ReplySink, Step};
 pub use pool::Pool;
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub use process::worker_main;
 pub use process::{check_result, read_frame, FromWorker, ToWorker};
 

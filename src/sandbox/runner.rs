@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use super::config::{ExecuteConfig, Isolation, SandboxConfig};
 use super::error::StartError;
 use super::pool::{Aborter, Pool};
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 use super::process::{ProcessAborter, ProcessPool};
 use super::shared::Shared;
 use super::warnings::Warnings;
@@ -18,14 +18,14 @@ pub type QueueProbe = Box<dyn Fn() -> Option<usize> + Send>;
 
 pub enum Runner {
   Thread(Pool),
-  #[cfg(unix)]
+  #[cfg(any(unix, windows))]
   Process(ProcessPool),
 }
 
 #[derive(Clone)]
 pub enum RunnerAborter {
   Thread(Aborter),
-  #[cfg(unix)]
+  #[cfg(any(unix, windows))]
   Process(ProcessAborter),
 }
 
@@ -35,7 +35,7 @@ impl Runner {
   pub fn new(config: Arc<SandboxConfig>, warnings: Arc<Mutex<Warnings>>) -> Result<Self, StartError> {
     match config.isolation {
       Isolation::Thread => Pool::reporting_to(config, warnings).map(Runner::Thread),
-      #[cfg(unix)]
+      #[cfg(any(unix, windows))]
       Isolation::Process => {
         match super::process::worker_path().and_then(|exe| Ok((exe, super::process::worker_library()?))) {
           Ok((exe, library)) => ProcessPool::new(config, exe, library, warnings).map(Runner::Process),
@@ -48,7 +48,7 @@ impl Runner {
           }
         }
       }
-      #[cfg(not(unix))]
+      #[cfg(not(any(unix, windows)))]
       Isolation::Process => {
         warnings
           .lock()
@@ -62,7 +62,7 @@ impl Runner {
   pub fn submit(&self, script: String, exec: ExecuteConfig, shared: Arc<Shared>) {
     match self {
       Self::Thread(pool) => pool.submit(script, exec, shared),
-      #[cfg(unix)]
+      #[cfg(any(unix, windows))]
       Self::Process(pool) => pool.submit(script, exec, shared),
     }
   }
@@ -76,7 +76,7 @@ impl Runner {
   pub fn aborter(&self) -> RunnerAborter {
     match self {
       Self::Thread(pool) => RunnerAborter::Thread(pool.aborter()),
-      #[cfg(unix)]
+      #[cfg(any(unix, windows))]
       Self::Process(pool) => RunnerAborter::Process(pool.aborter()),
     }
   }
@@ -85,7 +85,7 @@ impl Runner {
   pub fn queue_probe(&self) -> QueueProbe {
     match self {
       Self::Thread(pool) => Box::new(pool.queue_probe()),
-      #[cfg(unix)]
+      #[cfg(any(unix, windows))]
       Self::Process(pool) => Box::new(pool.queue_probe()),
     }
   }
@@ -93,7 +93,7 @@ impl Runner {
   pub fn dispose(&mut self) -> Vec<JoinHandle<()>> {
     match self {
       Self::Thread(pool) => pool.dispose(),
-      #[cfg(unix)]
+      #[cfg(any(unix, windows))]
       Self::Process(pool) => pool.dispose(),
     }
   }
@@ -101,7 +101,7 @@ impl Runner {
   pub fn is_disposed(&self) -> bool {
     match self {
       Self::Thread(pool) => pool.is_disposed(),
-      #[cfg(unix)]
+      #[cfg(any(unix, windows))]
       Self::Process(pool) => pool.is_disposed(),
     }
   }
@@ -111,7 +111,7 @@ impl RunnerAborter {
   pub fn abort(&self, shared: &Arc<Shared>) {
     match self {
       Self::Thread(a) => a.abort(shared),
-      #[cfg(unix)]
+      #[cfg(any(unix, windows))]
       Self::Process(a) => a.abort(shared),
     }
   }
@@ -126,7 +126,7 @@ impl Submitter {
   pub fn submit(&self, script: String, exec: ExecuteConfig, shared: Arc<Shared>) {
     match &self.0 {
       RunnerAborter::Thread(a) => a.submit(script, exec, shared),
-      #[cfg(unix)]
+      #[cfg(any(unix, windows))]
       RunnerAborter::Process(a) => a.submit(script, exec, shared),
     }
   }

@@ -12,7 +12,8 @@ pub const ENV_WORKER_PATH: &str = "CODECALL_WORKER_PATH";
 /// The library the launcher loads: the host's own `.node`, or this variable of the host's
 /// environment (a test-hooks build of the library).
 pub const ENV_WORKER_LIBRARY: &str = "CODECALL_WORKER_LIBRARY";
-pub const WORKER_NAME: &str = "codecall-worker";
+/// `codecall-worker` (`.exe` on Windows).
+pub const WORKER_NAME: &str = if cfg!(windows) { "codecall-worker.exe" } else { "codecall-worker" };
 
 /// The worker executable to use, or why there is none.
 pub fn worker_path() -> Result<PathBuf, StartError> {
@@ -57,6 +58,12 @@ pub fn worker_library() -> Result<PathBuf, StartError> {
   crate::common::addon_path().ok_or_else(|| StartError::NoWorker("the addon could not find its own file".into()))
 }
 
+#[cfg(windows)]
+fn is_executable(path: &Path) -> bool {
+  std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+#[cfg(unix)]
 fn is_executable(path: &Path) -> bool {
   use std::os::unix::fs::PermissionsExt;
   std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)

@@ -1,11 +1,14 @@
 //! Frames to a worker process, never blocking the sender: a queue per worker, written by one
-//! flusher thread at a time, with the pipe in non-blocking mode.
+//! flusher thread at a time. Unix: the pipe is non-blocking and a sender writes what it takes at
+//! once. Windows (an anonymous pipe cannot be non-blocking): every frame goes through the queue
+//! and only the writer thread ever blocks on the pipe.
 
 use std::collections::VecDeque;
+#[cfg(unix)]
 use std::os::fd::AsRawFd;
-use std::process::ChildStdin;
 use std::sync::{Arc, Condvar, Mutex};
 
+use super::spawn::ToWorkerPipe;
 use crate::sandbox::shared::lock;
 
 struct OutState {
@@ -15,19 +18,23 @@ struct OutState {
 }
 
 pub(super) struct Outbox {
-  pipe: ChildStdin,
+  pipe: ToWorkerPipe,
   st: Mutex<OutState>,
   wake: Condvar,
 }
 
 impl Outbox {
-  pub(super) fn new(pipe: ChildStdin) -> std::io::Result<Arc<Self>> {
+  pub(super) fn new(pipe: ToWorkerPipe) -> std::io::Result<Arc<Self>> {
+    #[cfg(unix)]
     let fd = pipe.as_raw_fd();
-    // SAFETY: `fd` is the open write end of the worker's stdin pipe, owned by `pipe`.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    // SAFETY: as above; only O_NONBLOCK is added to the flags just read.
-    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-      return Err(std::io::Error::last_os_error());
+    #[cfg(unix)]
+    {
+      // SAFETY: `fd` is the open write end of the worker's stdin pipe, owned by `pipe`.
+      let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+      // SAFETY: as above; only O_NONBLOCK is added to the flags just read.
+      if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+      }
     }
     Ok(Arc::new(Self {
       pipe,
@@ -42,7 +49,7 @@ impl Outbox {
     if st.closed {
       return false;
     }
-    if st.queue.is_empty() && !st.flushing {
+    if cfg!(unix) && st.queue.is_empty() && !st.flushing {
       match self.write(&frame) {
         Ok(n) if n == frame.len() => return true,
         Ok(n) => st.queue.push_back(frame[n..].to_vec()),
@@ -59,6 +66,13 @@ impl Outbox {
     true
   }
 
+  #[cfg(windows)]
+  fn write(&self, buf: &[u8]) -> std::io::Result<usize> {
+    use std::io::Write;
+    (&self.pipe).write(buf)
+  }
+
+  #[cfg(unix)]
   fn write(&self, buf: &[u8]) -> std::io::Result<usize> {
     // SAFETY: `buf` is a live slice; the fd is open for as long as `self.pipe` is.
     let n = unsafe { libc::write(self.pipe.as_raw_fd(), buf.as_ptr().cast(), buf.len()) };
@@ -95,9 +109,12 @@ impl Outbox {
         match self.write(&chunk[done..]) {
           Ok(n) => done += n,
           Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::Interrupted => {
-            let mut pfd = libc::pollfd { fd: self.pipe.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
-            // SAFETY: one valid pollfd; a timeout so that `close` is noticed.
-            unsafe { libc::poll(&mut pfd, 1, 200) };
+            #[cfg(unix)]
+            {
+              let mut pfd = libc::pollfd { fd: self.pipe.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
+              // SAFETY: one valid pollfd; a timeout so that `close` is noticed.
+              unsafe { libc::poll(&mut pfd, 1, 200) };
+            }
             if lock(&self.st).closed {
               return;
             }

@@ -20,16 +20,15 @@
 
 use std::collections::HashMap;
 use std::io::BufReader;
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::outbox::Outbox;
-use super::wire::{check_result, read_frame, FromWorker, SpinRead, ToWorker, WireError, PROTOCOL, VERSION};
+use super::spawn::{FromWorkerPipe, Spawned, WorkerChild};
+use super::wire::{check_result, read_frame, FromWorker, ToWorker, WireError, PROTOCOL, VERSION};
 use super::worker::{ENV_ADDRESS_SPACE, ENV_PARENT, THREADS};
 use crate::common::ErrorCode;
 use crate::sandbox::bridge::{CallResult, Event, Reply};
@@ -43,8 +42,6 @@ use crate::sandbox::warnings::Warnings;
 
 /// How long after a deadline the host waits for the worker's own report.
 const REPORT_GRACE: Duration = Duration::from_millis(40);
-/// How long a reader spins for a worker's next frame before it sleeps (see `wire::SpinRead`).
-const READ_SPIN: Duration = Duration::from_micros(150);
 /// RLIMIT_AS of a worker, before the heaps of the executions running at once.
 const ADDRESS_SPACE_BASE: u64 = 16 << 30;
 /// At most this many fresh workers take the retries of one dead worker.
@@ -96,7 +93,7 @@ struct Proc {
   dead: AtomicBool,
   load: AtomicUsize,
   out: OnceLock<Arc<Outbox>>,
-  child: Mutex<Option<Child>>,
+  child: Mutex<Option<WorkerChild>>,
   st: Mutex<ProcState>,
   threads: Mutex<Vec<JoinHandle<()>>>,
   /// Why it ends, when the host or the worker itself said so before it died: it could not
@@ -124,10 +121,11 @@ impl Proc {
     self.out.get().is_some_and(|out| out.send(msg.encode()))
   }
 
-  /// SIGKILL, under the same lock as the reaping `wait`, so a reused pid is never signalled.
+  /// SIGKILL (Windows: its job ends), under the same lock as the reaping `wait`, so a reused pid
+  /// is never signalled.
   fn kill(&self) {
     if let Some(child) = lock(&self.child).as_mut() {
-      let _ = child.kill();
+      child.kill();
     }
   }
 
@@ -266,9 +264,9 @@ impl ProcessPool {
     for proc in &workers {
       let mut child = lock(&proc.child);
       while let Some(c) = child.as_mut() {
-        match c.try_wait() {
-          Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_micros(200)),
-          Ok(None) => break,
+        match c.has_ended() {
+          Ok(false) if Instant::now() < until => std::thread::sleep(Duration::from_micros(200)),
+          Ok(false) => break,
           _ => {
             *child = None;
           }
@@ -502,11 +500,11 @@ fn supervise(inner: Weak<Inner>) {
 const FOOTPRINT_EVERY: Duration = Duration::from_millis(250);
 
 /// macOS ignores `RLIMIT_AS`: a worker whose physical footprint passes its cap
-/// (`seatbelt::footprint_limit`) is killed here, as Linux's kernel would refuse it the memory.
+/// (`memory_cap`) is killed here, as Linux's kernel would refuse it the memory.
 /// Its executions end as a crashed worker's do (retried once when they had called no tool).
 #[cfg(target_os = "macos")]
 fn watch_footprints(inner: &Arc<Inner>) {
-  let limit = super::seatbelt::footprint_limit(inner.config.memory_limit_bytes, (THREADS + RESERVE) as u64 + 2);
+  let limit = memory_cap(inner.config.memory_limit_bytes);
   let workers: Vec<Arc<Proc>> = lock(&inner.state).workers.clone();
   for proc in workers {
     let pid = lock(&proc.child).as_ref().map(|c| c.id());
@@ -521,6 +519,18 @@ fn watch_footprints(inner: &Arc<Inner>) {
     }
   }
 }
+
+/// The most memory a worker may use (macOS: its physical footprint, watched here; Windows: its
+/// commit, the job's per-process limit), where the kernel enforces no address-space limit: the
+/// engine's own share plus a heap limit for each execution that may run at once. A backstop
+/// against a native allocation that escapes QuickJS's own accounting — each heap has its limit.
+pub(super) fn memory_cap(memory_limit_bytes: u64) -> u64 {
+  MEMORY_BASE.saturating_add(memory_limit_bytes.saturating_mul((THREADS + RESERVE) as u64 + 2))
+}
+
+/// A worker's memory before any execution's heap: the engine, its threads' stacks, a few thousand
+/// parked executions.
+pub(super) const MEMORY_BASE: u64 = 1 << 30;
 
 /// A worker's words, cut to what a message shows.
 fn clip(text: &str) -> String {
@@ -592,32 +602,31 @@ fn on_timer(inner: &Arc<Inner>, what: What) {
 }
 
 fn spawn_proc(inner: &Arc<Inner>, proc: &Arc<Proc>) {
-  let mut command = Command::new(&inner.exe);
-  command
-    .env_clear()
-    .env(ENV_PARENT, std::process::id().to_string())
-    .env(ENV_ADDRESS_SPACE, inner.address_space.to_string())
-    .env(super::locate::ENV_WORKER_LIBRARY, &inner.library)
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(if std::env::var_os("CODECALL_WORKER_STDERR").is_some() { Stdio::inherit() } else { Stdio::null() });
+  let mut env: super::spawn::Env = vec![
+    (ENV_PARENT.into(), std::process::id().to_string().into()),
+    (ENV_ADDRESS_SPACE.into(), inner.address_space.to_string().into()),
+    (super::locate::ENV_WORKER_LIBRARY.into(), inner.library.clone().into_os_string()),
+  ];
   // Read when the worker starts: a worker started before the host changed `TZ` keeps the old zone.
   if let Some(tz) = std::env::var_os(super::worker::ENV_TZ) {
-    command.env(super::worker::ENV_TZ, tz);
+    env.push((super::worker::ENV_TZ.into(), tz));
   }
-  let spawned = command.spawn().map_err(|e| e.to_string()).and_then(|mut child| {
-    let stdin = child.stdin.take().ok_or("no stdin pipe")?;
-    let stdout = child.stdout.take().ok_or("no stdout pipe")?;
-    Ok((child, stdin, stdout))
-  });
-  let (child, stdin, stdout) = match spawned {
-    Ok(parts) => parts,
-    Err(e) => {
-      let message = format!("Could not start the worker process {}: {e}", inner.exe.display());
-      startup_failed(inner, proc, &message);
-      return;
+  let stderr = std::env::var_os("CODECALL_WORKER_STDERR").is_some();
+  let Spawned { child, stdin, stdout, warnings } =
+    match super::spawn::spawn(&inner.exe, env, stderr, memory_cap(inner.config.memory_limit_bytes)) {
+      Ok(parts) => parts,
+      Err(e) => {
+        let message = format!("Could not start the worker process {}: {e}", inner.exe.display());
+        startup_failed(inner, proc, &message);
+        return;
+      }
+    };
+  if !warnings.is_empty() {
+    let mut w = lock(&inner.warnings);
+    for warning in warnings {
+      w.push(format!("Worker process: {warning}"));
     }
-  };
+  }
   *lock(&proc.child) = Some(child);
   let out = match Outbox::new(stdin) {
     Ok(out) => out,
@@ -680,12 +689,9 @@ fn startup_failed(inner: &Arc<Inner>, proc: &Arc<Proc>, message: &str) {
 
 // ---- reader: frames from a worker ----------------------------------------------------------
 
-fn read_loop(inner: Weak<Inner>, proc: Arc<Proc>, stdout: ChildStdout) {
+fn read_loop(inner: Weak<Inner>, proc: Arc<Proc>, stdout: FromWorkerPipe) {
   let limit = inner.upgrade().map_or(super::wire::MAX_FRAME, |i| i.frame_limit);
-  let pipe = SpinRead::new(stdout.as_raw_fd(), READ_SPIN);
-  // `stdout` owns the fd; `pipe` only reads it, and both live until this function returns.
-  let _owner = stdout;
-  let mut reader = BufReader::with_capacity(256 << 10, pipe);
+  let mut reader = BufReader::with_capacity(256 << 10, stdout);
   let mut body = Vec::new();
   let why = loop {
     let msg = read_frame(&mut reader, limit, &mut body).and_then(|kind| FromWorker::decode(kind, &body));
@@ -704,7 +710,7 @@ fn read_loop(inner: Weak<Inner>, proc: Arc<Proc>, stdout: ChildStdout) {
     proc.kill();
   }
   // Reap it; the exit status says how it ended.
-  let status = lock(&proc.child).take().and_then(|mut c| c.wait().ok());
+  let status = lock(&proc.child).take().and_then(|mut c| c.wait());
   if let Some(out) = proc.out.get() {
     out.close();
   }
@@ -914,7 +920,7 @@ fn after_release(proc: &Proc) {
   }
 }
 
-fn on_death(inner: &Arc<Inner>, proc: &Arc<Proc>, violation: Option<String>, status: Option<std::process::ExitStatus>) {
+fn on_death(inner: &Arc<Inner>, proc: &Arc<Proc>, violation: Option<String>, status: Option<String>) {
   proc.dead.store(true, Ordering::Release);
   let (runs, was_ready) = {
     let mut st = lock(&proc.st);
@@ -932,7 +938,7 @@ fn on_death(inner: &Arc<Inner>, proc: &Arc<Proc>, violation: Option<String>, sta
   let how = match (&violation, status, because) {
     (_, _, Some(because)) => because,
     (Some(v), _, None) => format!("broke the protocol ({v}) and was killed"),
-    (None, Some(s), None) => describe_exit(s),
+    (None, Some(s), None) => s,
     (None, None, None) => "ended".to_string(),
   };
   if !was_ready {
@@ -974,25 +980,6 @@ fn on_death(inner: &Arc<Inner>, proc: &Arc<Proc>, violation: Option<String>, sta
   }
 }
 
-fn describe_exit(status: std::process::ExitStatus) -> String {
-  use std::os::unix::process::ExitStatusExt;
-  match (status.code(), status.signal()) {
-    (_, Some(signal)) => {
-      let name = match signal {
-        libc::SIGKILL => " (SIGKILL)",
-        libc::SIGSEGV => " (SIGSEGV)",
-        libc::SIGABRT => " (SIGABRT)",
-        libc::SIGSYS => " (SIGSYS: a forbidden system call)",
-        libc::SIGBUS => " (SIGBUS)",
-        _ => "",
-      };
-      format!("was killed by signal {signal}{name}")
-    }
-    (Some(code), None) => format!("exited with code {code}"),
-    (None, None) => "ended".into(),
-  }
-}
-
 /// Sends a host answer back to the worker that asked.
 struct PipeReply {
   out: Option<Arc<Outbox>>,
@@ -1004,5 +991,18 @@ impl Reply for PipeReply {
     if let Some(out) = &self.out {
       out.send(ToWorker::Reply { token: self.token, result }.encode());
     }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn the_memory_cap_grows_with_the_heaps_that_may_run_at_once() {
+    let running = (THREADS + RESERVE) as u64 + 2;
+    assert_eq!(memory_cap(0), MEMORY_BASE);
+    assert_eq!(memory_cap(64 << 20), MEMORY_BASE + running * (64 << 20));
+    assert_eq!(memory_cap(u64::MAX), u64::MAX);
   }
 }

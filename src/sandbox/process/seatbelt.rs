@@ -113,18 +113,6 @@ pub fn confine() -> Result<Confined, String> {
   Err(format!("Seatbelt is macOS only (this is {})", std::env::consts::OS))
 }
 
-/// The most memory (its physical footprint, bytes) a worker process may use before the host kills
-/// it, where the kernel enforces no address-space limit (macOS ignores `RLIMIT_AS`): the engine's
-/// own share plus a heap limit for each execution that may run at once. A backstop against a
-/// native allocation that escapes QuickJS's own accounting — each heap has its limit already.
-pub fn footprint_limit(memory_limit_bytes: u64, running: u64) -> u64 {
-  FOOTPRINT_BASE.saturating_add(memory_limit_bytes.saturating_mul(running))
-}
-
-/// A worker's footprint before any execution's heap: the engine, its threads' stacks, a few
-/// thousand parked executions.
-pub const FOOTPRINT_BASE: u64 = 1 << 30;
-
 /// The physical footprint of process `pid` (macOS `proc_pid_rusage`), or `None`.
 #[cfg(target_os = "macos")]
 pub fn footprint(pid: u32) -> Option<u64> {
@@ -143,13 +131,6 @@ pub fn footprint(pid: u32) -> Option<u64> {
 #[cfg(test)]
 mod tests {
   use super::*;
-
-  #[test]
-  fn the_footprint_limit_grows_with_the_heaps_that_may_run_at_once() {
-    assert_eq!(footprint_limit(64 << 20, 0), FOOTPRINT_BASE);
-    assert_eq!(footprint_limit(64 << 20, 6), FOOTPRINT_BASE + 6 * (64 << 20));
-    assert_eq!(footprint_limit(u64::MAX, 6), u64::MAX);
-  }
 
   #[test]
   fn symbols_are_the_private_api_names() {

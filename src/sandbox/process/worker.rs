@@ -8,6 +8,9 @@
 //! a few executions, then install the filter (macOS: apply the Seatbelt profile) and say `Ready`. From then on no thread is created
 //! and none exits: the process ends with `_exit` when the host closes the pipe.
 //!
+//! Windows has no filter: the host started the worker confined (`windows::spawn`: job object,
+//! handle list, mitigations) and the worker lowers itself to Low integrity at that same point.
+//!
 //! fd 0 carries frames from the host, fd 1 frames to it, fd 2 a panic's text.
 
 use std::collections::HashMap;
@@ -17,8 +20,9 @@ use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+#[cfg(unix)]
 use super::seccomp;
-use super::wire::{read_frame, FromWorker, SpinRead, ToWorker, WireError, MAX_FRAME, PROTOCOL, VERSION};
+use super::wire::{read_frame, FromWorker, ToWorker, WireError, MAX_FRAME, PROTOCOL, VERSION};
 use crate::sandbox::bridge::{Event, HostCall, Reply};
 use crate::sandbox::config::{ExecuteConfig, SandboxConfig};
 use crate::sandbox::outcome::Completed;
@@ -31,6 +35,7 @@ use crate::sandbox::shared::{lock, Host, Shared};
 pub const THREADS: usize = 2;
 
 /// How long the frame reader spins for the host's next frame before it sleeps.
+#[cfg(unix)]
 const SPIN: Duration = Duration::from_micros(150);
 
 /// Environment variables the host sets for its worker (the rest of the environment is cleared).
@@ -42,20 +47,44 @@ pub const ENV_TZ: &str = "TZ";
 
 /// The worker's `main`. Never returns.
 pub fn main() -> ! {
-  let code = run();
-  // SAFETY: `_exit` ends the process at once, without running destructors or joining threads
-  // (worker threads never exit: under the filter, thread teardown would be a forbidden syscall).
-  unsafe { libc::_exit(code) }
+  exit_now(run())
+}
+
+/// Ends the process at once, without running destructors or joining threads (worker threads never
+/// exit: under the filter, thread teardown would be a forbidden syscall).
+fn exit_now(code: i32) -> ! {
+  #[cfg(unix)]
+  // SAFETY: `_exit` ends the process; nothing of it needs tearing down.
+  unsafe {
+    libc::_exit(code)
+  }
+  #[cfg(windows)]
+  {
+    use windows_sys::Win32::System::Threading::{GetCurrentProcess, TerminateProcess};
+    // SAFETY: ends this process (the pseudo-handle is always valid); it does not return.
+    unsafe { TerminateProcess(GetCurrentProcess(), code as u32) };
+    std::process::exit(code)
+  }
 }
 
 fn run() -> i32 {
-  let parent = std::env::var(ENV_PARENT).ok().and_then(|v| v.parse::<u32>().ok());
-  let address_space = std::env::var(ENV_ADDRESS_SPACE).ok().and_then(|v| v.parse::<u64>().ok());
-  let mut warnings = seccomp::fence_self(parent, address_space);
-  seccomp::limit_malloc_arenas();
-  seccomp::warm_libc();
+  #[cfg(unix)]
+  let (mut warnings, mut input) = {
+    let parent = std::env::var(ENV_PARENT).ok().and_then(|v| v.parse::<u32>().ok());
+    let address_space = std::env::var(ENV_ADDRESS_SPACE).ok().and_then(|v| v.parse::<u64>().ok());
+    let warnings = seccomp::fence_self(parent, address_space);
+    seccomp::limit_malloc_arenas();
+    seccomp::warm_libc();
+    (warnings, BufReader::with_capacity(64 << 10, super::wire::SpinRead::new(0, SPIN)))
+  };
+  // Windows: the job ends the worker with its host; no error box may hold a crashed one.
+  #[cfg(windows)]
+  let (mut warnings, mut input) = {
+    super::windows::quiet_errors();
+    let _ = (ENV_PARENT, ENV_ADDRESS_SPACE);
+    (Vec::<String>::new(), BufReader::with_capacity(64 << 10, std::io::stdin().lock()))
+  };
 
-  let mut input = BufReader::with_capacity(64 << 10, SpinRead::new(0, SPIN));
   let mut body = Vec::new();
   let config = match read_frame(&mut input, MAX_FRAME, &mut body).and_then(|k| ToWorker::decode(k, &body)) {
     Ok(ToWorker::Hello { config }) => config,
@@ -98,8 +127,20 @@ fn run() -> i32 {
   };
   // Linux: the system-call filter. The reason crosses the pipe as text (the host only shows it in
   // a warning).
-  #[cfg(not(target_os = "macos"))]
+  #[cfg(all(unix, not(target_os = "macos")))]
   let seccomp = seccomp::install_filter().map_err(|e| e.to_string());
+  // Windows: Low integrity and no dynamic code, or no script at all.
+  #[cfg(windows)]
+  let seccomp = match super::windows::confine() {
+    Ok(more) => {
+      warnings.extend(more);
+      Ok(())
+    }
+    Err(reason) => {
+      send(&FromWorker::Unconfined { reason }.encode());
+      return 3;
+    }
+  };
   send(&FromWorker::Ready { protocol: PROTOCOL, version: VERSION.into(), seccomp, warnings }.encode());
 
   let aborter = pool.aborter();
@@ -240,6 +281,18 @@ impl Host for PipeHost {
 /// Serializes writes of whole frames to fd 1.
 static OUT: Mutex<()> = Mutex::new(());
 
+#[cfg(windows)]
+fn send(frame: &[u8]) {
+  use std::io::Write;
+  let _guard = lock(&OUT);
+  let mut out = std::io::stdout().lock();
+  if out.write_all(frame).and_then(|()| out.flush()).is_err() {
+    // The host is gone: nothing is left to do.
+    exit_now(0)
+  }
+}
+
+#[cfg(unix)]
 fn send(frame: &[u8]) {
   let _guard = lock(&OUT);
   let mut rest = frame;
@@ -252,8 +305,7 @@ fn send(frame: &[u8]) {
       continue;
     } else {
       // The host is gone: nothing is left to do.
-      // SAFETY: see `main`.
-      unsafe { libc::_exit(0) }
+      exit_now(0)
     }
   }
 }
