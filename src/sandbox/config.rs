@@ -16,9 +16,9 @@ pub enum Isolation {
 }
 
 impl Isolation {
-  /// `'process'` where worker processes are supported (Linux, macOS), else `'thread'`.
+  /// `'process'` where worker processes are supported (Linux, macOS, Windows), else `'thread'`.
   pub const DEFAULT: Isolation =
-    if cfg!(any(target_os = "linux", target_os = "macos")) { Isolation::Process } else { Isolation::Thread };
+    if cfg!(any(target_os = "linux", target_os = "macos", windows)) { Isolation::Process } else { Isolation::Thread };
 }
 
 /// A sandbox's whole configuration.

@@ -78,12 +78,8 @@ pub(super) fn spawn(exe: &Path, env: Env, stderr: bool, memory: u64) -> Result<S
     use std::process::{Command, Stdio};
     let _ = memory; // Unix workers set their own RLIMIT_AS; macOS's footprint is watched by the pool.
     let mut command = Command::new(exe);
-    command
-      .env_clear()
-      .envs(env)
-      .stdin(Stdio::piped())
-      .stdout(Stdio::piped())
-      .stderr(if stderr { Stdio::inherit() } else { Stdio::null() });
+    let err = if stderr { Stdio::inherit() } else { Stdio::null() };
+    command.env_clear().envs(env).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(err);
     let mut child = command.spawn().map_err(|e| e.to_string())?;
     let stdin = child.stdin.take().ok_or("no stdin pipe")?;
     let stdout = child.stdout.take().ok_or("no stdout pipe")?;
@@ -93,15 +89,26 @@ pub(super) fn spawn(exe: &Path, env: Env, stderr: bool, memory: u64) -> Result<S
   {
     use std::os::windows::io::AsHandle;
     let mut env = env;
-    // The loader and Winsock's providers read these; the rest of the environment is cleared.
-    for name in ["SystemRoot", "windir"] {
-      if let Some(value) = std::env::var_os(name) {
-        env.push((name.into(), value));
+    // The loader and Winsock's providers read these; the rest of the environment is cleared. Under
+    // Wine, its own variables too (the prefix, DLL paths): they exist nowhere else.
+    for (name, value) in std::env::vars_os() {
+      let keep = name.to_str().is_some_and(|n| {
+        n.eq_ignore_ascii_case("SystemRoot")
+          || n.eq_ignore_ascii_case("windir")
+          || n.to_ascii_uppercase().starts_with("WINE")
+      });
+      if keep {
+        env.push((name, value));
       }
     }
     let err = if stderr { std::io::stderr().as_handle().try_clone_to_owned().ok() } else { None };
     let s = super::windows::spawn(exe, &env, err, memory)?;
-    Ok(Spawned { child: WorkerChild { worker: s.worker }, stdin: s.stdin, stdout: FromWorkerPipe(s.stdout), warnings: s.warnings })
+    Ok(Spawned {
+      child: WorkerChild { worker: s.worker },
+      stdin: s.stdin,
+      stdout: FromWorkerPipe(s.stdout),
+      warnings: s.warnings,
+    })
   }
 }
 

@@ -48,12 +48,12 @@ use windows_sys::Win32::System::SystemServices::{
   PROCESS_MITIGATION_DYNAMIC_CODE_POLICY, SECURITY_MANDATORY_LOW_RID, SE_GROUP_INTEGRITY,
 };
 use windows_sys::Win32::System::Threading::{
-  CreateProcessW, DeleteProcThreadAttributeList, GetCurrentProcess, GetExitCodeProcess, InitializeProcThreadAttributeList,
-  OpenProcessToken, ProcessDynamicCodePolicy, ResumeThread, SetProcessMitigationPolicy, TerminateProcess,
-  UpdateProcThreadAttribute, WaitForSingleObject, CREATE_NO_WINDOW, CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT,
-  EXTENDED_STARTUPINFO_PRESENT, INFINITE, LPPROC_THREAD_ATTRIBUTE_LIST, PROCESS_INFORMATION,
-  PROC_THREAD_ATTRIBUTE_CHILD_PROCESS_POLICY,
-  PROC_THREAD_ATTRIBUTE_HANDLE_LIST, PROC_THREAD_ATTRIBUTE_MITIGATION_POLICY, STARTF_USESTDHANDLES, STARTUPINFOEXW,
+  CreateProcessW, DeleteProcThreadAttributeList, GetCurrentProcess, GetExitCodeProcess,
+  InitializeProcThreadAttributeList, OpenProcessToken, ProcessDynamicCodePolicy, ResumeThread,
+  SetProcessMitigationPolicy, TerminateProcess, UpdateProcThreadAttribute, WaitForSingleObject, CREATE_NO_WINDOW,
+  CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT, EXTENDED_STARTUPINFO_PRESENT, INFINITE, LPPROC_THREAD_ATTRIBUTE_LIST,
+  PROCESS_INFORMATION, PROC_THREAD_ATTRIBUTE_CHILD_PROCESS_POLICY, PROC_THREAD_ATTRIBUTE_HANDLE_LIST,
+  PROC_THREAD_ATTRIBUTE_MITIGATION_POLICY, STARTF_USESTDHANDLES, STARTUPINFOEXW,
 };
 
 /// `PROCESS_CREATION_MITIGATION_POLICY_*_ALWAYS_ON` (winbase.h macros, not in windows-sys): the
@@ -250,7 +250,9 @@ impl Attributes {
     let update = |attribute: u32, value: *const std::ffi::c_void, len: usize| {
       // SAFETY: an initialized list with room for `count` attributes; `value` points into the box,
       // which outlives the list (`Drop` deletes the list before the box is freed).
-      unsafe { UpdateProcThreadAttribute(list, 0, attribute as usize, value, len, std::ptr::null_mut(), std::ptr::null()) }
+      unsafe {
+        UpdateProcThreadAttribute(list, 0, attribute as usize, value, len, std::ptr::null_mut(), std::ptr::null())
+      }
     };
     let handle_list = (this.handles.as_ptr().cast(), this.handles.len() * std::mem::size_of::<HANDLE>());
     if update(PROC_THREAD_ATTRIBUTE_HANDLE_LIST, handle_list.0, handle_list.1) == 0 {
@@ -295,7 +297,12 @@ pub struct Spawned {
 
 /// Starts `exe` confined (module docs). `env` is its whole environment; `stderr` is where its
 /// standard error goes (a handle of ours, duplicated for it), or the NUL device.
-pub fn spawn(exe: &Path, env: &[(OsString, OsString)], stderr: Option<OwnedHandle>, memory: u64) -> Result<Spawned, String> {
+pub fn spawn(
+  exe: &Path,
+  env: &[(OsString, OsString)],
+  stderr: Option<OwnedHandle>,
+  memory: u64,
+) -> Result<Spawned, String> {
   let (in_read, in_write) = pipe()?;
   let (out_read, out_write) = pipe()?;
   let err = match stderr {
@@ -309,7 +316,8 @@ pub fn spawn(exe: &Path, env: &[(OsString, OsString)], stderr: Option<OwnedHandl
     inheritable(h)?;
   }
   // SAFETY: no security attributes, no name: a new unnamed job.
-  let job = owned(unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) }).ok_or_else(|| last_error("CreateJobObjectW"))?;
+  let job = owned(unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) })
+    .ok_or_else(|| last_error("CreateJobObjectW"))?;
   let limits = job_limits(memory);
   // SAFETY: `job` is live; the struct and its size match the information class.
   if unsafe {
@@ -338,7 +346,8 @@ pub fn spawn(exe: &Path, env: &[(OsString, OsString)], stderr: Option<OwnedHandl
     warnings.push(last_error("SetInformationJobObject(UI restrictions)"));
   }
 
-  let handles = vec![in_read.as_raw_handle() as HANDLE, out_write.as_raw_handle() as HANDLE, err.as_raw_handle() as HANDLE];
+  let handles =
+    vec![in_read.as_raw_handle() as HANDLE, out_write.as_raw_handle() as HANDLE, err.as_raw_handle() as HANDLE];
   let app = wide(exe.as_os_str());
   let mut cmd = command_line(exe);
   let block = environment_block(env);
@@ -391,7 +400,9 @@ pub fn spawn(exe: &Path, env: &[(OsString, OsString)], stderr: Option<OwnedHandl
   let thread = owned(pi.hThread).ok_or("CreateProcessW returned no thread handle")?;
   let mut worker = Worker { process, job, pid: pi.dwProcessId };
   // SAFETY: both handles are live; the process is suspended and has run nothing yet.
-  if unsafe { AssignProcessToJobObject(worker.job.as_raw_handle() as HANDLE, worker.process.as_raw_handle() as HANDLE) } == 0 {
+  if unsafe { AssignProcessToJobObject(worker.job.as_raw_handle() as HANDLE, worker.process.as_raw_handle() as HANDLE) }
+    == 0
+  {
     let error = last_error("AssignProcessToJobObject");
     // SAFETY: the suspended child is ours to end.
     unsafe { TerminateProcess(worker.process.as_raw_handle() as HANDLE, KILLED) };
@@ -432,7 +443,7 @@ pub fn confine() -> Result<Vec<String>, String> {
   // SAFETY: zero is "no flags" for this policy struct before the one flag is set.
   let mut dynamic: PROCESS_MITIGATION_DYNAMIC_CODE_POLICY = unsafe { std::mem::zeroed() };
   dynamic.Anonymous.Flags = 1; // ProhibitDynamicCode
-  // SAFETY: the struct and its size match ProcessDynamicCodePolicy.
+                               // SAFETY: the struct and its size match ProcessDynamicCodePolicy.
   if unsafe {
     SetProcessMitigationPolicy(
       ProcessDynamicCodePolicy,
