@@ -90,12 +90,14 @@ pub(super) fn spawn(exe: &Path, env: Env, stderr: bool, memory: u64) -> Result<S
     use std::os::windows::io::AsHandle;
     let mut env = env;
     // The loader and Winsock's providers read these; the rest of the environment is cleared. Under
-    // Wine, its own variables too (the prefix, DLL paths): they exist nowhere else.
+    // Wine, its own variables too (the prefix, DLL paths) and PATH, where a Wine without a DLL
+    // Windows ships finds a stand-in (test-platforms' bcryptprimitives.dll): on Windows the worker
+    // has no PATH, so no DLL is ever looked for outside the system's own folders.
+    let wine = super::windows::under_wine();
     for (name, value) in std::env::vars_os() {
       let keep = name.to_str().is_some_and(|n| {
-        n.eq_ignore_ascii_case("SystemRoot")
-          || n.eq_ignore_ascii_case("windir")
-          || n.to_ascii_uppercase().starts_with("WINE")
+        let upper = n.to_ascii_uppercase();
+        upper == "SYSTEMROOT" || upper == "WINDIR" || (wine && (upper.starts_with("WINE") || upper == "PATH"))
       });
       if keep {
         env.push((name, value));
