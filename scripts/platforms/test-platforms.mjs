@@ -31,8 +31,10 @@ import { basename, dirname, join, relative } from 'node:path'
 
 import { DATA_DIR, DATA_FILES, DATA_PACKAGE, MODEL, PLATFORMS, WORKER, assemble, filesNamed, isWorker, platformFiles, releaseManifest } from '../assemble.mjs'
 import { checkBinary } from './binaries.mjs'
-import { ARTIFACTS } from './build-target.mjs'
-import { log, nodeArm64, nodeWin, qemuArm64, root, sh, wine } from './tools.mjs'
+import { ARTIFACTS, TARGET_DIR } from './build-target.mjs'
+
+const HOOKS_TARGET_DIR = `${TARGET_DIR}-hooks`
+import { log, nodeArm64, nodeWin, qemuArm64, root, sh, wine, zig } from './tools.mjs'
 
 const argv = process.argv.slice(2)
 const flag = (name) => argv.includes(name)
@@ -235,17 +237,42 @@ for (const target of ALL) {
 
 // ---- 3. run what runs here -----------------------------------------------------------------------
 
-function smoke(target, label, command, args, env, seccomp) {
+/**
+ * The Windows library with the `test-hooks` feature, for the Wine checks of a stuck and a crashing
+ * worker; built with the same zig road as the release, in its own target dir. The release profile
+ * with debug assertions on: the feature refuses a build without them, and a debug cdylib exports
+ * every Rust symbol, past PE's 65 535. `null`, with a failed check, when it does not build.
+ */
+function windowsHooksLibrary() {
+  const triple = 'x86_64-pc-windows-gnu'
+  const stub = join(root, '.cross', 'libnode-stub')
+  mkdirSync(stub, { recursive: true })
+  writeFileSync(join(stub, 'libnode.dll'), '')
+  writeFileSync(join(stub, 'libnode.a'), '!<arch>\n')
+  try {
+    execFileSync('cargo-zigbuild', ['rustc', '--release', '--locked', '--lib', '--crate-type', 'cdylib', '--features', 'test-hooks', '--target', triple, '--target-dir', HOOKS_TARGET_DIR], {
+      cwd: root,
+      env: { ...process.env, ...zig(), LIBNODE_PATH: stub, CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS: 'true', [`CFLAGS_${triple.replace(/-/g, '_')}`]: '-fvisibility=hidden' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+  } catch (e) {
+    record(false, 'win32-x64: the test-hooks library builds', e.message)
+    return null
+  }
+  return join(HOOKS_TARGET_DIR, triple, 'release', 'codecall_native.dll')
+}
+
+function smoke(target, label, command, args, env, seccomp, script = 'smoke.cjs', expected = 8) {
   const project = projects[target]
   if (!project) return record(false, `${label}: no install to run`)
-  cpSync(join(root, 'scripts', 'platforms', 'smoke.cjs'), join(project, 'smoke.cjs'))
+  cpSync(join(root, 'scripts', 'platforms', script), join(project, script))
   const reportFile = join(project, 'smoke-report.json')
   rmSync(reportFile, { force: true })
   const started = Date.now()
   try {
     // No CODECALL_EMBEDDINGS_PATH: the installed addon must find the data package by itself.
     const { CODECALL_EMBEDDINGS_PATH: _, ...base } = process.env
-    run(command, [...args, 'smoke.cjs', 'smoke-report.json'], project, { env: { ...base, ...env, CODECALL_SMOKE_SECCOMP: seccomp }, timeout: 600_000 })
+    run(command, [...args, script, 'smoke-report.json'], project, { env: { ...base, ...env, CODECALL_SMOKE_SECCOMP: seccomp }, timeout: 600_000 })
   } catch (e) {
     record(false, `${label}: the smoke test did not finish`, `${e.message}\n${e.stderr ?? ''}`)
   }
@@ -253,7 +280,6 @@ function smoke(target, label, command, args, env, seccomp) {
   const report = JSON.parse(readFileSync(reportFile, 'utf8'))
   log(`${label}: Node ${report.node} ${report.platform}-${report.arch}, ${((Date.now() - started) / 1000).toFixed(1)} s`)
   for (const c of report.checks) record(c.ok, `${label}: ${c.name}`, c.ok ? `${c.detail} (${c.ms} ms)` : c.detail)
-  const expected = 8
   if (report.checks.length < expected) record(false, `${label}: ${report.checks.length} of ${expected} checks ran`)
 }
 
@@ -284,6 +310,13 @@ if (flag('--no-run')) {
     const { env, wineBin } = wine()
     // Process isolation (issue 43): the worker launcher `codecall-worker.exe`, in its job object.
     smoke('x86_64-pc-windows-msvc', 'win32-x64 (Wine)', wineBin, [nodeWin()], { ...env, NODE_SKIP_PLATFORM_CHECK: '1' }, 'wine')
+    // The hard cases (a worker stuck past its deadline is killed, a crash is contained), with a
+    // test-hooks build of the Windows library that the installed launcher maps instead.
+    const hooks = windowsHooksLibrary()
+    if (hooks) {
+      const wineHooks = `Z:${hooks.replace(/\//g, '\\')}`
+      smoke('x86_64-pc-windows-msvc', 'win32-x64 (Wine, test-hooks worker)', wineBin, [nodeWin()], { ...env, NODE_SKIP_PLATFORM_CHECK: '1', CODECALL_WORKER_LIBRARY: wineHooks }, 'wine', 'smoke-hooks.cjs', 3)
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 //! Test-only globals for proving the worker's fences (`test-hooks` feature, dev builds only):
-//! `__test_abort()` aborts the engine's process, `__test_open(path)` makes an `open` system call
+//! `__test_abort()` aborts the engine's process, `__test_pid()` is its process id, `__test_open(path)` makes an `open` system call
 //! and returns its result, `__test_create(path)` opens a file for writing (creating it),
 //! `__test_connect(port)` connects a TCP socket to 127.0.0.1:`port`, `__test_spawn(path)` starts
 //! a program (`posix_spawn`) — each returns its system call's result, -1 when refused —, `__test_spin(ms)` busy-waits in native code without polling the
@@ -15,6 +15,7 @@ use rquickjs::{Ctx, Function};
 pub fn install(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
   let globals = ctx.globals();
   globals.set("__test_abort", Function::new(ctx.clone(), || -> () { std::process::abort() })?)?;
+  globals.set("__test_pid", Function::new(ctx.clone(), || -> u32 { std::process::id() })?)?;
   globals.set("__test_open", Function::new(ctx.clone(), |path: String| -> i32 { os::open(&path) })?)?;
   globals.set("__test_create", Function::new(ctx.clone(), |path: String| -> i32 { os::create(&path) })?)?;
   globals.set("__test_connect", Function::new(ctx.clone(), |port: u16| -> i32 { os::connect(port) })?)?;
