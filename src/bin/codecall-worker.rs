@@ -65,7 +65,10 @@ fn main() {
 fn main() {
   use std::os::windows::ffi::OsStrExt;
   use windows_sys::Win32::System::Diagnostics::Debug::{SetErrorMode, SEM_FAILCRITICALERRORS, SEM_NOGPFAULTERRORBOX};
-  use windows_sys::Win32::System::LibraryLoader::{GetProcAddress, LoadLibraryW};
+  use windows_sys::Win32::System::LibraryLoader::{
+    GetModuleHandleW, GetProcAddress, LoadLibraryExW, SetDefaultDllDirectories, LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR,
+    LOAD_LIBRARY_SEARCH_SYSTEM32,
+  };
 
   fn fail(what: &str) -> ! {
     eprintln!("codecall-worker: {what}");
@@ -82,9 +85,24 @@ fn main() {
   if wide[..wide.len() - 1].contains(&0) {
     fail("CODECALL_WORKER_LIBRARY holds a NUL character")
   }
-  // SAFETY: `wide` is a NUL-terminated UTF-16 path that outlives the call. The library is the
-  // host's own addon: its load-time initializers only fill static registries (no Node-API call).
-  let module = unsafe { LoadLibraryW(wide.as_ptr()) };
+  // DLLs are looked for only beside the library and in System32 (not in the current directory or
+  // PATH). Under Wine, whose System32 may lack a DLL Windows ships, the usual search stays:
+  // test-platforms puts a stand-in on PATH.
+  let ntdll: Vec<u16> = "ntdll.dll".encode_utf16().chain(Some(0)).collect();
+  // SAFETY: NUL-terminated names; ntdll is mapped in every process.
+  let wine = unsafe {
+    let module = GetModuleHandleW(ntdll.as_ptr());
+    !module.is_null() && GetProcAddress(module, c"wine_get_version".as_ptr().cast()).is_some()
+  };
+  let flags = if wine { 0 } else { LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | LOAD_LIBRARY_SEARCH_SYSTEM32 };
+  if !wine {
+    // SAFETY: sets this process's default DLL search to System32; no memory is involved.
+    unsafe { SetDefaultDllDirectories(LOAD_LIBRARY_SEARCH_SYSTEM32) };
+  }
+  // SAFETY: `wide` is a NUL-terminated UTF-16 absolute path that outlives the call (the host names
+  // its own `.node` by its full path); no file handle. The library is the host's own addon: its
+  // load-time initializers only fill static registries (no Node-API call).
+  let module = unsafe { LoadLibraryExW(wide.as_ptr(), std::ptr::null_mut(), flags) };
   if module.is_null() {
     fail(&format!("cannot load {}: {}", library.to_string_lossy(), std::io::Error::last_os_error()))
   }

@@ -44,6 +44,8 @@ use crate::sandbox::warnings::Warnings;
 const REPORT_GRACE: Duration = Duration::from_millis(40);
 /// RLIMIT_AS of a worker, before the heaps of the executions running at once.
 const ADDRESS_SPACE_BASE: u64 = 16 << 30;
+/// How long a worker that closed its pipe may take to exit before it is killed.
+const REAP_GRACE: Duration = Duration::from_secs(2);
 /// At most this many fresh workers take the retries of one dead worker.
 const MAX_QUARANTINE: usize = 4;
 /// How long a new worker may take to say `Ready`.
@@ -709,8 +711,10 @@ fn read_loop(inner: Weak<Inner>, proc: Arc<Proc>, stdout: FromWorkerPipe) {
   if why.is_some() {
     proc.kill();
   }
-  // Reap it; the exit status says how it ended.
-  let status = lock(&proc.child).take().and_then(|mut c| c.wait());
+  // Reap it outside the lock (a `kill` from another thread must never wait behind this), killing
+  // it if it runs on with its end of the pipe closed; the exit status says how it ended.
+  let child = lock(&proc.child).take();
+  let status = child.and_then(|mut c| c.reap(REAP_GRACE));
   if let Some(out) = proc.out.get() {
     out.close();
   }

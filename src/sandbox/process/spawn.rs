@@ -8,7 +8,6 @@
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::Path;
-#[cfg(unix)]
 use std::time::Duration;
 
 /// The worker's environment: only what the host sets (module `worker`'s `ENV_*`).
@@ -60,6 +59,19 @@ impl WorkerChild {
     return self.child.try_wait().map(|s| s.is_some());
     #[cfg(windows)]
     return Ok(self.worker.has_ended());
+  }
+
+  /// Waits up to `grace` for it to end by itself, then kills it; how it ended, in words.
+  pub fn reap(&mut self, grace: Duration) -> Option<String> {
+    let until = std::time::Instant::now() + grace;
+    while !self.has_ended().unwrap_or(true) {
+      if std::time::Instant::now() >= until {
+        self.kill();
+        break;
+      }
+      std::thread::sleep(Duration::from_millis(5));
+    }
+    self.wait()
   }
 
   /// Waits for it to end; how it ended, in words ("exited with code 3").

@@ -2,7 +2,7 @@
 //!
 //! Host side (`spawn`): the worker is created suspended, with only its three standard handles
 //! inherited (`PROC_THREAD_ATTRIBUTE_HANDLE_LIST`), mitigation policies on (no dynamic code, no
-//! extension points, no images from remote or Low-labelled files) and no child processes
+//! extension points, no images from Low-labelled files) and no child processes
 //! (`PROC_THREAD_ATTRIBUTE_CHILD_PROCESS_POLICY`); it is put in a job object of its own — killed
 //! when the job's last handle closes (the host's: a host that dies takes its workers along), at
 //! most one active process, a per-process commit limit, no error box on a crash, no UI — and only
@@ -26,7 +26,8 @@ use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle, RawHandle};
 use std::path::Path;
 
 use windows_sys::Win32::Foundation::{
-  GetLastError, SetHandleInformation, HANDLE, HANDLE_FLAG_INHERIT, INVALID_HANDLE_VALUE, WAIT_OBJECT_0,
+  GetLastError, SetHandleInformation, ERROR_ACCESS_DENIED, ERROR_INVALID_PARAMETER, ERROR_NOT_SUPPORTED, HANDLE,
+  HANDLE_FLAG_INHERIT, INVALID_HANDLE_VALUE, WAIT_OBJECT_0,
 };
 use windows_sys::Win32::Security::{
   CreateWellKnownSid, GetSidSubAuthority, GetSidSubAuthorityCount, GetTokenInformation, SetTokenInformation,
@@ -50,8 +51,8 @@ use windows_sys::Win32::System::SystemServices::{
 use windows_sys::Win32::System::Threading::{
   CreateProcessW, DeleteProcThreadAttributeList, GetCurrentProcess, GetExitCodeProcess,
   InitializeProcThreadAttributeList, OpenProcessToken, ProcessDynamicCodePolicy, ResumeThread,
-  SetProcessMitigationPolicy, TerminateProcess, UpdateProcThreadAttribute, WaitForSingleObject, CREATE_NO_WINDOW,
-  CREATE_SUSPENDED, CREATE_UNICODE_ENVIRONMENT, EXTENDED_STARTUPINFO_PRESENT, INFINITE, LPPROC_THREAD_ATTRIBUTE_LIST,
+  SetProcessMitigationPolicy, TerminateProcess, UpdateProcThreadAttribute, WaitForSingleObject, CREATE_SUSPENDED,
+  CREATE_UNICODE_ENVIRONMENT, DETACHED_PROCESS, EXTENDED_STARTUPINFO_PRESENT, INFINITE, LPPROC_THREAD_ATTRIBUTE_LIST,
   PROCESS_INFORMATION, PROC_THREAD_ATTRIBUTE_CHILD_PROCESS_POLICY, PROC_THREAD_ATTRIBUTE_HANDLE_LIST,
   PROC_THREAD_ATTRIBUTE_MITIGATION_POLICY, STARTF_USESTDHANDLES, STARTUPINFOEXW,
 };
@@ -62,12 +63,12 @@ pub mod mitigation {
   pub const HEAP_TERMINATE: u64 = 1 << 12;
   pub const EXTENSION_POINT_DISABLE: u64 = 1 << 32;
   pub const PROHIBIT_DYNAMIC_CODE: u64 = 1 << 36;
-  pub const IMAGE_LOAD_NO_REMOTE: u64 = 1 << 52;
+  // IMAGE_LOAD_NO_REMOTE (1 << 52) is not set: a package installed on a network drive or a UNC
+  // path (roaming profiles) would not load. The worker loads nothing after start-up either way.
   pub const IMAGE_LOAD_NO_LOW_LABEL: u64 = 1 << 56;
-  /// All of them: QuickJS has no JIT, the worker loads only the package's `.node` and system DLLs,
-  /// from local files, before it lowers itself to Low.
-  pub const WORKER: u64 =
-    HEAP_TERMINATE | EXTENSION_POINT_DISABLE | PROHIBIT_DYNAMIC_CODE | IMAGE_LOAD_NO_REMOTE | IMAGE_LOAD_NO_LOW_LABEL;
+  /// QuickJS has no JIT; the worker loads only the package's `.node` and system DLLs, before it
+  /// lowers itself to Low.
+  pub const WORKER: u64 = HEAP_TERMINATE | EXTENSION_POINT_DISABLE | PROHIBIT_DYNAMIC_CODE | IMAGE_LOAD_NO_LOW_LABEL;
 }
 
 /// `PROCESS_CREATION_CHILD_PROCESS_RESTRICTED`: the worker may not create a process.
@@ -208,9 +209,9 @@ fn pipe() -> Result<(OwnedHandle, OwnedHandle), String> {
   }
 }
 
-fn inheritable(h: &OwnedHandle) -> Result<(), String> {
+fn set_inheritable(h: HANDLE, on: bool) -> Result<(), String> {
   // SAFETY: `h` is a live handle we own; only its inherit flag changes.
-  if unsafe { SetHandleInformation(h.as_raw_handle() as HANDLE, HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT) } == 0 {
+  if unsafe { SetHandleInformation(h, HANDLE_FLAG_INHERIT, if on { HANDLE_FLAG_INHERIT } else { 0 }) } == 0 {
     return Err(last_error("SetHandleInformation"));
   }
   Ok(())
@@ -219,14 +220,16 @@ fn inheritable(h: &OwnedHandle) -> Result<(), String> {
 /// A process/thread attribute list with its values, kept alive together until `CreateProcessW`.
 struct Attributes {
   buf: Vec<usize>,
+  /// The list was initialized (and is deleted once, in `Drop`).
+  initialized: bool,
   handles: Vec<HANDLE>,
   mitigations: u64,
   child_policy: u32,
 }
 
 impl Attributes {
-  fn list(&mut self) -> LPPROC_THREAD_ATTRIBUTE_LIST {
-    self.buf.as_mut_ptr().cast()
+  fn list(&self) -> LPPROC_THREAD_ATTRIBUTE_LIST {
+    self.buf.as_ptr().cast_mut().cast()
   }
 
   /// The list with the handle list and, when `confine`, the mitigation and child-process policies.
@@ -238,6 +241,7 @@ impl Attributes {
     let words = size.div_ceil(std::mem::size_of::<usize>()).max(1);
     let mut this = Box::new(Self {
       buf: vec![0usize; words],
+      initialized: false,
       handles,
       mitigations: mitigation::WORKER,
       child_policy: CHILD_PROCESS_RESTRICTED,
@@ -246,21 +250,19 @@ impl Attributes {
     if unsafe { InitializeProcThreadAttributeList(this.list(), count, 0, &mut size) } == 0 {
       return Err(last_error("InitializeProcThreadAttributeList"));
     }
+    this.initialized = true;
     let list = this.list();
     let update = |attribute: u32, value: *const std::ffi::c_void, len: usize| {
       // SAFETY: an initialized list with room for `count` attributes; `value` points into the box,
-      // which outlives the list (`Drop` deletes the list before the box is freed).
+      // which outlives the list (`Drop` deletes the list before the box is freed; the values are
+      // never written after this).
       unsafe {
         UpdateProcThreadAttribute(list, 0, attribute as usize, value, len, std::ptr::null_mut(), std::ptr::null())
       }
     };
     let handle_list = (this.handles.as_ptr().cast(), this.handles.len() * std::mem::size_of::<HANDLE>());
     if update(PROC_THREAD_ATTRIBUTE_HANDLE_LIST, handle_list.0, handle_list.1) == 0 {
-      let error = last_error("UpdateProcThreadAttribute(HANDLE_LIST)");
-      // SAFETY: initialized above, deleted once (the box is forgotten below by returning Err).
-      unsafe { DeleteProcThreadAttributeList(list) };
-      std::mem::forget(this);
-      return Err(error);
+      return Err(last_error("UpdateProcThreadAttribute(HANDLE_LIST)"));
     }
     if confine {
       let mitigations = (&this.mitigations as *const u64).cast();
@@ -268,11 +270,7 @@ impl Attributes {
       if update(PROC_THREAD_ATTRIBUTE_MITIGATION_POLICY, mitigations, 8) == 0
         || update(PROC_THREAD_ATTRIBUTE_CHILD_PROCESS_POLICY, child, 4) == 0
       {
-        let error = last_error("UpdateProcThreadAttribute(MITIGATION_POLICY / CHILD_PROCESS_POLICY)");
-        // SAFETY: as above.
-        unsafe { DeleteProcThreadAttributeList(list) };
-        std::mem::forget(this);
-        return Err(error);
+        return Err(last_error("UpdateProcThreadAttribute(MITIGATION_POLICY / CHILD_PROCESS_POLICY)"));
       }
     }
     Ok(this)
@@ -281,8 +279,10 @@ impl Attributes {
 
 impl Drop for Attributes {
   fn drop(&mut self) {
-    // SAFETY: the list was initialized in `new` (a list that failed there is never dropped).
-    unsafe { DeleteProcThreadAttributeList(self.list()) };
+    if self.initialized {
+      // SAFETY: the list was initialized in `new` and is deleted only here, once.
+      unsafe { DeleteProcThreadAttributeList(self.list()) };
+    }
   }
 }
 
@@ -311,10 +311,6 @@ pub fn spawn(
       std::fs::OpenOptions::new().write(true).open("NUL").map_err(|e| format!("cannot open NUL: {e}"))?,
     ),
   };
-  // The child's three ends, inheritable only now; the handle list lets only these through.
-  for h in [&in_read, &out_write, &err] {
-    inheritable(h)?;
-  }
   // SAFETY: no security attributes, no name: a new unnamed job.
   let job = owned(unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) })
     .ok_or_else(|| last_error("CreateJobObjectW"))?;
@@ -350,8 +346,10 @@ pub fn spawn(
     vec![in_read.as_raw_handle() as HANDLE, out_write.as_raw_handle() as HANDLE, err.as_raw_handle() as HANDLE];
   let app = wide(exe.as_os_str());
   let mut cmd = command_line(exe);
+  // Its own folder as the current directory: nothing is looked for in the host's.
+  let cwd = wide(exe.parent().map_or(OsStr::new("."), |d| d.as_os_str()));
   let block = environment_block(env);
-  let mut create = |attributes: &mut Attributes| -> Result<PROCESS_INFORMATION, String> {
+  let mut create = |attributes: &mut Attributes| -> Result<PROCESS_INFORMATION, (u32, String)> {
     // SAFETY: zero is a valid STARTUPINFOEXW before its fields are set.
     let mut si: STARTUPINFOEXW = unsafe { std::mem::zeroed() };
     si.StartupInfo.cb = std::mem::size_of::<STARTUPINFOEXW>() as u32;
@@ -362,6 +360,12 @@ pub fn spawn(
     si.lpAttributeList = attributes.list();
     // SAFETY: zero is a valid PROCESS_INFORMATION to be filled in.
     let mut pi: PROCESS_INFORMATION = unsafe { std::mem::zeroed() };
+    // The child's three ends are inheritable only for this call: the handle list lets only them
+    // through to the worker, but a process another thread starts meanwhile without a list could
+    // take them, so the window is kept short.
+    for &h in &handles {
+      set_inheritable(h, true).map_err(|e| (0, e))?;
+    }
     // SAFETY: NUL-terminated wide strings that outlive the call (the command line is writable, as
     // CreateProcessW requires); a Unicode environment block ending in two NULs; the attribute list
     // and the handles it names are live; inheritance is limited to that list.
@@ -372,29 +376,40 @@ pub fn spawn(
         std::ptr::null(),
         std::ptr::null(),
         1,
-        CREATE_SUSPENDED | EXTENDED_STARTUPINFO_PRESENT | CREATE_NO_WINDOW | CREATE_UNICODE_ENVIRONMENT,
+        // No console at all (a console would start conhost.exe inside the one-process job).
+        CREATE_SUSPENDED | EXTENDED_STARTUPINFO_PRESENT | DETACHED_PROCESS | CREATE_UNICODE_ENVIRONMENT,
         block.as_ptr().cast(),
-        std::ptr::null(),
+        cwd.as_ptr(),
         &si.StartupInfo,
         &mut pi,
       )
     };
+    // SAFETY: reads the calling thread's last-error value, before the calls below change it.
+    let code = if ok == 0 { unsafe { GetLastError() } } else { 0 };
+    for &h in &handles {
+      let _ = set_inheritable(h, false);
+    }
     if ok == 0 {
-      Err(last_error("CreateProcessW"))
+      Err((code, format!("CreateProcessW failed: {}", std::io::Error::from_raw_os_error(code as i32))))
     } else {
       Ok(pi)
     }
   };
   // A Windows too old for a policy refuses the attribute or the process: then the job, the handle
   // list and Low integrity still hold, and the warning says what is missing.
-  let pi = match Attributes::new(handles.clone(), true).and_then(|mut a| create(&mut a)) {
+  // Only a refused attribute (ERROR_INVALID_PARAMETER / ERROR_NOT_SUPPORTED) falls back; any other
+  // failure is the start's own.
+  let attempt = |confine: bool| Attributes::new(handles.clone(), confine).map_err(|e| (0, e));
+  let pi = match attempt(true).and_then(|mut a| create(&mut a)) {
     Ok(pi) => pi,
-    Err(first) => {
-      let pi = Attributes::new(handles.clone(), false).and_then(|mut a| create(&mut a))?;
+    Err((code, first)) if code == 0 || code == ERROR_INVALID_PARAMETER || code == ERROR_NOT_SUPPORTED => {
+      let pi = attempt(false).and_then(|mut a| create(&mut a)).map_err(|(_, e)| e)?;
       warnings.push(format!("the worker runs without its creation mitigation policies ({first})"));
       pi
     }
+    Err((_, error)) => return Err(error),
   };
+
   drop((in_read, out_write, err));
   let process = owned(pi.hProcess).ok_or("CreateProcessW returned no process handle")?;
   let thread = owned(pi.hThread).ok_or("CreateProcessW returned no thread handle")?;
@@ -452,7 +467,11 @@ pub fn confine() -> Result<Vec<String>, String> {
     )
   } == 0
   {
-    warnings.push(last_error("SetProcessMitigationPolicy(ProhibitDynamicCode)"));
+    // ERROR_ACCESS_DENIED: the creation attribute set it already (it cannot be set twice).
+    // SAFETY: reads the calling thread's last-error value.
+    if unsafe { GetLastError() } != ERROR_ACCESS_DENIED {
+      warnings.push(last_error("SetProcessMitigationPolicy(ProhibitDynamicCode)"));
+    }
   }
   let lowered = lower_to_low_integrity().and_then(|()| match integrity_rid() {
     Some(rid) if rid <= SECURITY_MANDATORY_LOW_RID as u32 => Ok(()),
