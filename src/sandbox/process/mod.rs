@@ -8,6 +8,7 @@
 //! | `seccomp` | the Linux system-call filter and the worker's other fences (rlimits, fds)      |
 //! | `seatbelt`| macOS: the worker's Seatbelt profile, applied to itself; the host's footprint cap |
 //! | `windows` | Windows: the job object, handle list and mitigations; Low integrity            |
+//! | `winjob`  | those settings as plain numbers, unit-tested on every OS                      |
 //! | `spawn`   | starting a worker per OS: the child, its pipes, how it ended                   |
 //! | `pool`    | the host side: lazy workers, deadlines that kill, retries, crash reporting     |
 //! | `outbox`  | the host's frames to one worker, queued so that no sender ever blocks           |
@@ -31,6 +32,8 @@ mod seccomp;
 mod spawn;
 #[cfg(windows)]
 mod windows;
+#[cfg(any(windows, test))]
+mod winjob;
 mod wire;
 #[cfg(any(unix, windows))]
 mod worker;

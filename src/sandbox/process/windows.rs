@@ -57,49 +57,38 @@ use windows_sys::Win32::System::Threading::{
   PROC_THREAD_ATTRIBUTE_MITIGATION_POLICY, STARTF_USESTDHANDLES, STARTUPINFOEXW,
 };
 
-/// `PROCESS_CREATION_MITIGATION_POLICY_*_ALWAYS_ON` (winbase.h macros, not in windows-sys): the
-/// policies a worker is created with.
-pub mod mitigation {
-  pub const HEAP_TERMINATE: u64 = 1 << 12;
-  pub const EXTENSION_POINT_DISABLE: u64 = 1 << 32;
-  pub const PROHIBIT_DYNAMIC_CODE: u64 = 1 << 36;
-  // IMAGE_LOAD_NO_REMOTE (1 << 52) is not set: a package installed on a network drive or a UNC
-  // path (roaming profiles) would not load. The worker loads nothing after start-up either way.
-  pub const IMAGE_LOAD_NO_LOW_LABEL: u64 = 1 << 56;
-  /// QuickJS has no JIT; the worker loads only the package's `.node` and system DLLs, before it
-  /// lowers itself to Low.
-  pub const WORKER: u64 = HEAP_TERMINATE | EXTENSION_POINT_DISABLE | PROHIBIT_DYNAMIC_CODE | IMAGE_LOAD_NO_LOW_LABEL;
-}
+pub use super::winjob::{describe_exit, mitigation, JobSettings, CHILD_PROCESS_RESTRICTED, KILLED, UI_LIMITS};
 
-/// `PROCESS_CREATION_CHILD_PROCESS_RESTRICTED`: the worker may not create a process.
-const CHILD_PROCESS_RESTRICTED: u32 = 1;
-
-/// What the job forbids the worker's desktop side: nothing of the user's session is its business.
-pub const UI_LIMITS: u32 = JOB_OBJECT_UILIMIT_DESKTOP
-  | JOB_OBJECT_UILIMIT_DISPLAYSETTINGS
-  | JOB_OBJECT_UILIMIT_EXITWINDOWS
-  | JOB_OBJECT_UILIMIT_GLOBALATOMS
-  | JOB_OBJECT_UILIMIT_HANDLES
-  | JOB_OBJECT_UILIMIT_READCLIPBOARD
-  | JOB_OBJECT_UILIMIT_SYSTEMPARAMETERS
-  | JOB_OBJECT_UILIMIT_WRITECLIPBOARD;
-
-/// The exit code a worker killed by the host ends with (`TerminateProcess`).
-pub const KILLED: u32 = 0xC0DE_0009;
-
-/// The limits of a worker's job: killed with the job, alone in it, `memory` bytes of commit at
-/// most, no error box when it crashes.
+/// The job's limits as Windows takes them (`JobSettings`, checked on every OS by its unit tests).
 pub fn job_limits(memory: u64) -> JOBOBJECT_EXTENDED_LIMIT_INFORMATION {
+  let job = JobSettings::worker(memory);
   // SAFETY: a plain C struct of integers, for which all-zero is the documented "no limit" value.
   let mut info: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = unsafe { std::mem::zeroed() };
-  info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
-    | JOB_OBJECT_LIMIT_ACTIVE_PROCESS
-    | JOB_OBJECT_LIMIT_PROCESS_MEMORY
-    | JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION;
-  info.BasicLimitInformation.ActiveProcessLimit = 1;
-  info.ProcessMemoryLimit = usize::try_from(memory).unwrap_or(usize::MAX);
+  info.BasicLimitInformation.LimitFlags = job.limit_flags;
+  info.BasicLimitInformation.ActiveProcessLimit = job.active_processes;
+  info.ProcessMemoryLimit = usize::try_from(job.process_memory).unwrap_or(usize::MAX);
   info
 }
+
+// The numbers of `winjob` are Windows' own.
+const _: () = assert!(
+  super::winjob::LIMIT_FLAGS
+    == JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+      | JOB_OBJECT_LIMIT_ACTIVE_PROCESS
+      | JOB_OBJECT_LIMIT_PROCESS_MEMORY
+      | JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION
+);
+const _: () = assert!(
+  UI_LIMITS
+    == JOB_OBJECT_UILIMIT_DESKTOP
+      | JOB_OBJECT_UILIMIT_DISPLAYSETTINGS
+      | JOB_OBJECT_UILIMIT_EXITWINDOWS
+      | JOB_OBJECT_UILIMIT_GLOBALATOMS
+      | JOB_OBJECT_UILIMIT_HANDLES
+      | JOB_OBJECT_UILIMIT_READCLIPBOARD
+      | JOB_OBJECT_UILIMIT_SYSTEMPARAMETERS
+      | JOB_OBJECT_UILIMIT_WRITECLIPBOARD
+);
 
 /// A worker process and the job that holds it. Dropping it closes the job: the worker dies.
 pub struct Worker {
@@ -136,24 +125,6 @@ impl Worker {
     // SAFETY: as above; `code` is a writable u32.
     (unsafe { GetExitCodeProcess(process, &mut code) } != 0).then_some(code)
   }
-}
-
-/// How a worker's exit code reads in a message.
-pub fn describe_exit(code: u32) -> String {
-  let name = match code {
-    KILLED => return "was killed (TerminateJobObject)".into(),
-    0xC000_0005 => " (STATUS_ACCESS_VIOLATION)",
-    0xC000_00FD => " (STATUS_STACK_OVERFLOW)",
-    0xC000_0409 => " (STATUS_STACK_BUFFER_OVERRUN: a fail-fast abort)",
-    0xC000_0374 => " (STATUS_HEAP_CORRUPTION)",
-    0xC000_0017 | 0xC000_012D => " (out of memory: the job's commit limit)",
-    0xC000_001D => " (STATUS_ILLEGAL_INSTRUCTION)",
-    0xC000_0135 => " (STATUS_DLL_NOT_FOUND)",
-    0xC000_0142 => " (STATUS_DLL_INIT_FAILED)",
-    _ if code >= 0xC000_0000 => " (an NTSTATUS error)",
-    _ => return format!("exited with code {code}"),
-  };
-  format!("crashed with status {code:#010X}{name}")
 }
 
 fn last_error(what: &str) -> String {
@@ -560,12 +531,9 @@ mod tests {
   use super::*;
 
   #[test]
-  fn the_job_kills_with_its_handle_and_holds_one_process() {
+  fn the_job_limits_are_the_settings() {
     let info = job_limits(3 << 30);
-    let flags = info.BasicLimitInformation.LimitFlags;
-    assert_ne!(flags & JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, 0);
-    assert_ne!(flags & JOB_OBJECT_LIMIT_ACTIVE_PROCESS, 0);
-    assert_ne!(flags & JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION, 0);
+    assert_eq!(info.BasicLimitInformation.LimitFlags, super::super::winjob::LIMIT_FLAGS);
     assert_eq!(info.BasicLimitInformation.ActiveProcessLimit, 1);
     assert_eq!(info.ProcessMemoryLimit, 3 << 30);
   }
@@ -576,12 +544,5 @@ mod tests {
     let text = String::from_utf16(&block).unwrap();
     assert_eq!(text, "A=1\0b=2\0\0");
     assert_eq!(String::from_utf16(&environment_block(&[])).unwrap(), "\0\0");
-  }
-
-  #[test]
-  fn exit_codes_read_as_what_happened() {
-    assert!(describe_exit(KILLED).contains("killed"));
-    assert!(describe_exit(0xC000_00FD).contains("STACK_OVERFLOW"));
-    assert_eq!(describe_exit(3), "exited with code 3");
   }
 }
