@@ -19,13 +19,27 @@ export default function setup() {
   // Linux (the seccomp tests), macOS (Seatbelt) and Windows (job object, Low integrity):
   // __test__/security/confinement.spec.ts.
   if (!['linux', 'darwin', 'win32'].includes(process.platform)) return
-  const built = join(root, 'target', 'debug', `codecall-worker${EXE}`)
-  // Shares the dev-profile dependencies `cargo test` builds: only this crate compiles here.
+  // Windows: a debug cdylib exports every Rust symbol, past PE's 65 535, so there the library is
+  // the release profile with debug assertions on (which the feature requires), in its own target
+  // dir, as test-platforms builds it for Wine.
+  const windows = process.platform === 'win32'
+  const out = windows ? join(root, 'target', 'test-hooks-build', 'release') : join(root, 'target', 'debug')
+  const built = join(out, `codecall-worker${EXE}`)
+  // Elsewhere it shares the dev-profile dependencies `cargo test` builds: only this crate compiles.
   try {
-    execFileSync('cargo', ['build', '--locked', '--quiet', '--lib', '--bin', 'codecall-worker', '--features', 'test-hooks'], {
-      cwd: root,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    })
+    if (windows) {
+      const env = { ...process.env, CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS: 'true' }
+      const dir = ['--target-dir', join(root, 'target', 'test-hooks-build')]
+      // The launcher first: building it builds the library too, without the hooks; the hooks build
+      // then replaces that DLL.
+      execFileSync('cargo', ['build', '--locked', '--quiet', '--release', '--bin', 'codecall-worker', ...dir], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] })
+      execFileSync('cargo', ['rustc', '--locked', '--quiet', '--release', '--lib', '--crate-type', 'cdylib', '--features', 'test-hooks', ...dir], { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] })
+    } else {
+      execFileSync('cargo', ['build', '--locked', '--quiet', '--lib', '--bin', 'codecall-worker', '--features', 'test-hooks'], {
+        cwd: root,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      })
+    }
   } catch (e) {
     // Only a machine without a Rust toolchain (a prebuilt-binary test job) may skip the crash
     // and seccomp tests; a failing build fails the run.
@@ -37,5 +51,5 @@ export default function setup() {
   }
   mkdirSync(dirname(HOOKS_WORKER), { recursive: true })
   copyFileSync(built, HOOKS_WORKER)
-  copyFileSync(join(root, 'target', 'debug', LIBRARY), HOOKS_LIBRARY)
+  copyFileSync(join(out, LIBRARY), HOOKS_LIBRARY)
 }
