@@ -9,6 +9,12 @@
 // filter should be here: 'on' (a Linux kernel), 'off' (qemu-user, which has no seccomp), 'wine'
 // (Windows under Wine: confined worker processes, but Wine keeps no integrity levels and applies no
 // mitigation policy — those, and only those, may be warned about), or 'none' (no process isolation).
+//
+// CODECALL_SMOKE_HOOKS=1 runs, instead, the worker's hard cases with the test-hooks build of the
+// library (whose scripts can spin in native code past the interrupt, abort the process, or say their
+// pid; CODECALL_WORKER_LIBRARY names it and the installed launcher maps it instead of the `.node`):
+// a worker stuck past its deadline is TIMEOUT on time and killed (its pid gone), a crashing worker
+// ends only its own execution and the host goes on. `test-platforms.mjs` runs it for Windows under Wine.
 'use strict'
 const fs = require('node:fs')
 const path = require('node:path')
@@ -46,8 +52,84 @@ const slowHost = {
 const plan = `const [a, b] = await Promise.all([callTool('math:double', { n: 2 }), callTool('math:double', { n: 5 })])
 return [a.name, a.doubled + b.doubled]`
 
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function gone(pid, ms = 5000) {
+  const until = Date.now() + ms
+  while (alive(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+  return !alive(pid)
+}
+
+async function hooks() {
+  const { Sandbox } = require('@codecall/native')
+  await check('a worker stuck in native code past its deadline: TIMEOUT on time, the worker killed, the sandbox goes on', async () => {
+    const sb = new Sandbox({ timeoutMs: 400, poolSize: 1 })
+    try {
+      const first = await sb.execute('return __test_pid()')
+      expect(first.status === 'ok' && first.result > 0, `no pid: ${JSON.stringify(first)} ${sb.warnings}`)
+      expect(sb.isolation === 'process', `isolation ${sb.isolation}`)
+      const pid = first.result
+      const started = Date.now()
+      const r = await sb.execute('__test_spin(20000); return 1')
+      const took = Date.now() - started
+      expect(r.status === 'timeout' && r.error.code === 'TIMEOUT', JSON.stringify(r))
+      expect(took < 3000, `TIMEOUT after ${took} ms (limit 400)`)
+      expect(await gone(pid), `the stuck worker (pid ${pid}) is still alive`)
+      const next = await sb.execute('return __test_pid()')
+      expect(next.status === 'ok' && next.result !== pid, `after the kill: ${JSON.stringify(next)}`)
+      return `TIMEOUT after ${took} ms, worker ${pid} killed, next result from worker ${next.result}`
+    } finally {
+      await sb.dispose()
+    }
+  })
+
+  await check('a crashing worker: WORKER_CRASHED for its execution only, the host and a neighbour live', async () => {
+    const sb = new Sandbox({ timeoutMs: 10_000, poolSize: 2 })
+    try {
+      // A neighbour that waits on a tool (it has called one: never retried) on some worker.
+      let answer
+      const waiting = new Promise((resolve) => (answer = resolve))
+      const neighbour = sb.execute("const v = await callTool('wait', {}); return v + 1", { callTool: () => waiting })
+      const crash = await sb.execute('__test_pid(); __test_abort()')
+      expect(crash.status !== 'ok' && ['WORKER_CRASHED', 'SANDBOX_ERROR'].includes(crash.error.code), JSON.stringify(crash))
+      answer(41)
+      const n = await neighbour
+      const after = await sb.execute('return __test_pid()')
+      expect(after.status === 'ok', `after the crash: ${JSON.stringify(after)}`)
+      return `${crash.error.code}: ${crash.error.message}; neighbour ${n.status === 'ok' ? n.result : JSON.stringify(n.error)}; next from worker ${after.result}`
+    } finally {
+      await sb.dispose()
+    }
+  })
+
+  await check('the job holds one process: starting a program from the worker', async () => {
+    const sb = new Sandbox({ timeoutMs: 10_000 })
+    try {
+      const r = await sb.execute(`return __test_spawn(${JSON.stringify(process.env.ComSpec || 'C:\\Windows\\System32\\cmd.exe')})`)
+      // Windows refuses (-1); Wine enforces neither the job's limit nor the child-process policy.
+      const wine = sb.warnings.some((w) => /Wine/.test(w))
+      if (!wine) expect(r.status === 'ok' && r.result === -1, JSON.stringify(r))
+      return `${JSON.stringify(r.status === 'ok' ? r.result : r.error)}${wine ? ' (Wine: not enforced, not asserted)' : ''}`
+    } finally {
+      await sb.dispose()
+    }
+  })
+}
+
 ;(async () => {
   write()
+  if (process.env.CODECALL_SMOKE_HOOKS === '1') {
+    await hooks()
+    write()
+    return
+  }
   let native
   const warnings = []
   process.on('warning', (w) => warnings.push(w))

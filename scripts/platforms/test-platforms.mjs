@@ -262,17 +262,17 @@ function windowsHooksLibrary() {
   return join(HOOKS_TARGET_DIR, triple, 'release', 'codecall_native.dll')
 }
 
-function smoke(target, label, command, args, env, seccomp, script = 'smoke.cjs', expected = 8) {
+function smoke(target, label, command, args, env, seccomp, expected = 8) {
   const project = projects[target]
   if (!project) return record(false, `${label}: no install to run`)
-  cpSync(join(root, 'scripts', 'platforms', script), join(project, script))
+  cpSync(join(root, 'scripts', 'platforms', 'smoke.cjs'), join(project, 'smoke.cjs'))
   const reportFile = join(project, 'smoke-report.json')
   rmSync(reportFile, { force: true })
   const started = Date.now()
   try {
     // No CODECALL_EMBEDDINGS_PATH: the installed addon must find the data package by itself.
     const { CODECALL_EMBEDDINGS_PATH: _, ...base } = process.env
-    run(command, [...args, script, 'smoke-report.json'], project, { env: { ...base, ...env, CODECALL_SMOKE_SECCOMP: seccomp }, timeout: 600_000 })
+    run(command, [...args, 'smoke.cjs', 'smoke-report.json'], project, { env: { ...base, ...env, CODECALL_SMOKE_SECCOMP: seccomp }, timeout: 600_000 })
   } catch (e) {
     record(false, `${label}: the smoke test did not finish`, `${e.message}\n${e.stderr ?? ''}`)
   }
@@ -315,7 +315,8 @@ if (flag('--no-run')) {
     const hooks = windowsHooksLibrary()
     if (hooks) {
       const wineHooks = `Z:${hooks.replace(/\//g, '\\')}`
-      smoke('x86_64-pc-windows-msvc', 'win32-x64 (Wine, test-hooks worker)', wineBin, [nodeWin()], { ...env, NODE_SKIP_PLATFORM_CHECK: '1', CODECALL_WORKER_LIBRARY: wineHooks }, 'wine', 'smoke-hooks.cjs', 3)
+      const hooksEnv = { ...env, NODE_SKIP_PLATFORM_CHECK: '1', CODECALL_WORKER_LIBRARY: wineHooks, CODECALL_SMOKE_HOOKS: '1' }
+      smoke('x86_64-pc-windows-msvc', 'win32-x64 (Wine, test-hooks worker)', wineBin, [nodeWin()], hooksEnv, 'wine', 3)
     }
   }
 }

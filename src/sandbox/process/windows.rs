@@ -37,11 +37,12 @@ use windows_sys::Win32::Security::{
 use windows_sys::Win32::System::Diagnostics::Debug::{SetErrorMode, SEM_FAILCRITICALERRORS, SEM_NOGPFAULTERRORBOX};
 use windows_sys::Win32::System::JobObjects::{
   AssignProcessToJobObject, CreateJobObjectW, JobObjectBasicUIRestrictions, JobObjectExtendedLimitInformation,
-  SetInformationJobObject, TerminateJobObject, JOBOBJECT_BASIC_UI_RESTRICTIONS, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
-  JOB_OBJECT_LIMIT_ACTIVE_PROCESS, JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
-  JOB_OBJECT_LIMIT_PROCESS_MEMORY, JOB_OBJECT_UILIMIT_DESKTOP, JOB_OBJECT_UILIMIT_DISPLAYSETTINGS,
-  JOB_OBJECT_UILIMIT_EXITWINDOWS, JOB_OBJECT_UILIMIT_GLOBALATOMS, JOB_OBJECT_UILIMIT_HANDLES,
-  JOB_OBJECT_UILIMIT_READCLIPBOARD, JOB_OBJECT_UILIMIT_SYSTEMPARAMETERS, JOB_OBJECT_UILIMIT_WRITECLIPBOARD,
+  SetInformationJobObject, TerminateJobObject, JOBOBJECTINFOCLASS, JOBOBJECT_BASIC_UI_RESTRICTIONS,
+  JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_ACTIVE_PROCESS, JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION,
+  JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, JOB_OBJECT_LIMIT_PROCESS_MEMORY, JOB_OBJECT_UILIMIT_DESKTOP,
+  JOB_OBJECT_UILIMIT_DISPLAYSETTINGS, JOB_OBJECT_UILIMIT_EXITWINDOWS, JOB_OBJECT_UILIMIT_GLOBALATOMS,
+  JOB_OBJECT_UILIMIT_HANDLES, JOB_OBJECT_UILIMIT_READCLIPBOARD, JOB_OBJECT_UILIMIT_SYSTEMPARAMETERS,
+  JOB_OBJECT_UILIMIT_WRITECLIPBOARD,
 };
 use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
 use windows_sys::Win32::System::Pipes::CreatePipe;
@@ -257,6 +258,20 @@ impl Drop for Attributes {
   }
 }
 
+/// `SetInformationJobObject` of one information class; `info` must be that class's struct.
+fn set_job_information<T>(job: &OwnedHandle, class: JOBOBJECTINFOCLASS, info: &T) -> bool {
+  // SAFETY: `job` is a live job handle; `info` is a live `T` of the size passed, which the callers
+  // pair with its class (JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOBOBJECT_BASIC_UI_RESTRICTIONS).
+  unsafe {
+    SetInformationJobObject(
+      job.as_raw_handle() as HANDLE,
+      class,
+      (info as *const T).cast(),
+      std::mem::size_of::<T>() as u32,
+    ) != 0
+  }
+}
+
 /// A started, confined worker: the process in its job, the write end of its stdin, the read end of
 /// its stdout, and what could not be applied (a warning each).
 pub struct Spawned {
@@ -285,31 +300,12 @@ pub fn spawn(
   // SAFETY: no security attributes, no name: a new unnamed job.
   let job = owned(unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) })
     .ok_or_else(|| last_error("CreateJobObjectW"))?;
-  let limits = job_limits(memory);
-  // SAFETY: `job` is live; the struct and its size match the information class.
-  if unsafe {
-    SetInformationJobObject(
-      job.as_raw_handle() as HANDLE,
-      JobObjectExtendedLimitInformation,
-      (&limits as *const JOBOBJECT_EXTENDED_LIMIT_INFORMATION).cast(),
-      std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
-    )
-  } == 0
-  {
+  if !set_job_information(&job, JobObjectExtendedLimitInformation, &job_limits(memory)) {
     return Err(last_error("SetInformationJobObject(limits)"));
   }
   let mut warnings = Vec::new();
   let ui = JOBOBJECT_BASIC_UI_RESTRICTIONS { UIRestrictionsClass: UI_LIMITS };
-  // SAFETY: as above, for the UI restrictions class.
-  if unsafe {
-    SetInformationJobObject(
-      job.as_raw_handle() as HANDLE,
-      JobObjectBasicUIRestrictions,
-      (&ui as *const JOBOBJECT_BASIC_UI_RESTRICTIONS).cast(),
-      std::mem::size_of::<JOBOBJECT_BASIC_UI_RESTRICTIONS>() as u32,
-    )
-  } == 0
-  {
+  if !set_job_information(&job, JobObjectBasicUIRestrictions, &ui) {
     warnings.push(last_error("SetInformationJobObject(UI restrictions)"));
   }
 

@@ -81,7 +81,6 @@ fn run() -> i32 {
   #[cfg(windows)]
   let (mut warnings, mut input) = {
     super::windows::quiet_errors();
-    let _ = (ENV_PARENT, ENV_ADDRESS_SPACE);
     (Vec::<String>::new(), BufReader::with_capacity(64 << 10, std::io::stdin().lock()))
   };
 
