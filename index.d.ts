@@ -866,6 +866,15 @@ export interface ToolIndexOptions {
    */
   semantic?: boolean | null
   /**
+   * Which sentence model: `'default'` (all-MiniLM-L6-v2, in every install) or `'large'`
+   * (all-mpnet-base-v2, int8: better rankings for about 5 times the memory and 10 times the
+   * embedding work; its file is in the optional package `@codecall/native-data-large`, or named
+   * by `CODECALL_EMBEDDINGS_LARGE_PATH`). Without that file, `'large'` uses the default model and
+   * says so once (a Node warning, code `CODECALL_NO_LARGE_MODEL`). `null` means the default.
+   * @default 'default'
+   */
+  model?: 'default' | 'large' | null
+  /**
    * A directory where tool vectors are kept too (made if missing, mode 0700), so the next process
    * with the same tools embeds nothing: `ready()` resolves at once. Default: none (nothing is
    * written). An unusable directory only means vectors are computed again.

@@ -344,6 +344,91 @@ describe('ToolIndex: semantic signal (sentence model)', () => {
     }
   })
 
+  describe("the opt-in large model (model: 'large')", () => {
+    // Fresh Node processes: each model is read once per process. The large model itself (111 MB,
+    // the optional package @codecall/native-data-large) is not in this repository; the tiny
+    // random MPNet of src/search/model/fixtures/ stands in for it: the same file format and
+    // forward pass, so what is checked here is which file an index reads and what it does
+    // without it (the rankings of the real one are in BENCHMARKS.md).
+    const tiny = join(__dirname, '..', 'src', 'search', 'model', 'fixtures', 'tiny-mpnet.bin')
+    const run = (env: Record<string, string>, body: string) => {
+      const script = `
+        const { ToolIndex, CodeCall } = require(${JSON.stringify(root)})
+        const fs = require('node:fs'), os = require('node:os'), path = require('node:path')
+        const warnings = []
+        process.on('warning', (w) => warnings.push({ code: w.code, message: w.message }))
+        const tools = [{ name: 'weather:get_forecast', description: 'Get the weather forecast for a city' },
+                       { name: 'files:delete_file', description: 'Delete a file from the disk' }]
+        const tick = () => new Promise((resolve) => setImmediate(resolve))
+        ;(async () => { ${body}; await tick(); console.log(JSON.stringify({ ...out, warnings })) })()
+      `
+      const { CODECALL_EMBEDDINGS_LARGE_PATH: _, ...rest } = process.env
+      return JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000, env: { ...rest, ...env } }))
+    }
+
+    it('reads its own file, keeps its vectors apart, and ranks with them', () => {
+      const out = run({ CODECALL_EMBEDDINGS_LARGE_PATH: tiny }, `
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-large-'))
+        const large = new ToolIndex({ model: 'large', cacheDir: dir })
+        large.upsert(tools)
+        await large.ready()
+        const small = new ToolIndex({ model: 'default', cacheDir: dir })
+        small.upsert(tools)
+        await small.ready()
+        const cc = new CodeCall({ search: { model: 'large' } })
+        cc.setTools(tools)
+        await cc.ready()
+        const files = fs.readdirSync(dir).map((f) => fs.statSync(path.join(dir, f)).size).sort((a, b) => a - b)
+        var out = { files, large: large.search('forecast'), small: small.search('forecast'),
+                    engine: cc.search({ query: 'forecast' }).tools.map((t) => t.name) }
+        await cc.dispose()
+        fs.rmSync(dir, { recursive: true })
+      `)
+      expect(out.warnings).toEqual([])
+      // One cache file per model: 2 records of a 16-wide vector (the tiny model), 2 of 384.
+      const record = (dims: number) => 8 + 4 * dims + 4
+      expect(out.files).toEqual([8 + 2 * record(16), 8 + 2 * record(384)])
+      expect(out.large.map((h: { name: string }) => h.name)[0]).toBe('weather:get_forecast')
+      expect(out.small.map((h: { name: string }) => h.name)[0]).toBe('weather:get_forecast')
+      // The same lexical match, fused with another model's cosine.
+      expect(out.large[0].score).not.toBe(out.small[0].score)
+      expect(out.engine[0]).toBe('weather:get_forecast')
+    })
+
+    it('without its file: the default model, and one warning naming where it looked', () => {
+      const missing = join(__dirname, 'no-such-large-model.bin')
+      const out = run({ CODECALL_EMBEDDINGS_LARGE_PATH: missing }, `
+        const a = new ToolIndex({ model: 'large' })
+        a.upsert(tools)
+        await a.ready()
+        const cc = new CodeCall({ search: { model: 'large' } })
+        cc.setTools(tools)
+        await cc.ready()
+        var out = { paraphrase: a.search('will it rain tomorrow').map((h) => h.name),
+                    engine: cc.search({ query: 'will it rain tomorrow' }).tools.map((t) => t.name) }
+        await cc.dispose()
+      `)
+      // The default model found the paraphrase: search by meaning still works.
+      expect(out.paraphrase[0]).toBe('weather:get_forecast')
+      expect(out.engine[0]).toBe('weather:get_forecast')
+      expect(out.warnings).toHaveLength(1)
+      expect(out.warnings[0].code).toBe('CODECALL_NO_LARGE_MODEL')
+      expect(out.warnings[0].message).toContain(missing)
+    })
+
+    it("refuses a model it does not know; null or nothing is the default", () => {
+      for (const model of ['huge', 'LARGE', '', 3, true, {}]) {
+        expectInvalidArg(() => new ToolIndex({ model } as any), /options\.model/)
+        expectInvalidArg(() => new CodeCall({ search: { model } } as any), /options\.search\.model/)
+      }
+      for (const model of [null, undefined, 'default']) {
+        const index = new ToolIndex({ model, semantic: false } as any)
+        index.upsert(tools)
+        expect(index.search('forecast').length).toBeGreaterThan(0)
+      }
+    })
+  })
+
   it('unrelated queries still return []', async () => {
     const index = await readyIndexOf([...tools, weather])
     for (const q of ['bake a chocolate cake', 'what is the capital of France', 'tips for growing tomatoes on a balcony', 'xyzzy plugh', 'the of and']) {

@@ -89,6 +89,18 @@ describe('unknown option keys are ERR_INVALID_ARG naming the key and the near mi
   })
 })
 
+describe('the gateway config checks codecall.search.model', () => {
+  it("accepts 'default', 'large' or null and refuses anything else with the key path", () => {
+    const base = { mcpServers: { a: { command: 'x' } } }
+    for (const model of ['default', 'large', null]) {
+      expect(parseConfig({ ...base, codecall: { search: { model } } }, { env: {} }).codecall.search).toEqual({ model })
+    }
+    for (const model of ['huge', 1, true]) {
+      expect(() => parseConfig({ ...base, codecall: { search: { model } } }, { env: {} })).toThrow(/codecall\.search\.model: must be 'default' or 'large'/)
+    }
+  })
+})
+
 describe('the key lists the readers check are the TypeScript interfaces', () => {
   // The Rust readers' lists, as their errors print them (`known: …`), against index.d.ts.
   const known = (call: () => unknown) => {

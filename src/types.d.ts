@@ -355,6 +355,14 @@ export interface CodeCallOptions {
      * background; until `ready()` resolves, search is lexical. `null` means the default. @default true
      */
     semantic?: boolean | null
+    /**
+     * The sentence model: `'large'` is all-mpnet-base-v2 (int8; better rankings for about 5 times
+     * the memory and 10 times the embedding work), from the optional package
+     * `@codecall/native-data-large` (or `CODECALL_EMBEDDINGS_LARGE_PATH`); without it the default
+     * model is used and a warning (code `CODECALL_NO_LARGE_MODEL`) says so once. `null` means the
+     * default. @default 'default'
+     */
+    model?: 'default' | 'large' | null
     /** Hits scoring below it (0..1) are dropped. @default 0 */
     similarityThreshold?: number
     /**

@@ -7,6 +7,9 @@
 //                                        # ready() (cold and cached), search before ready, RSS
 //   node bench/search/run.mjs --quality --corpus 2  # the same on the second corpus (corpus2.json,
 //                                        # queries2.json): held out, never tuned on
+//   node bench/search/run.mjs --quality --model large  # with the opt-in large model (all-mpnet-base-v2;
+//                                        # its file from @codecall/native-data-large or
+//                                        # CODECALL_EMBEDDINGS_LARGE_PATH); also with --model
 //
 // Quality: every query of queries.json runs against ToolIndex (this package), TF-IDF cosine over
 // name + description (FrontMCP's default) and plain BM25 over name + description, all on the same
@@ -45,6 +48,12 @@ const corpusId = corpusArg ? corpusArg.replace(/^--corpus=/, '') : '1'
 if (corpusId !== '1' && corpusId !== '2') throw new Error(`--corpus must be 1 or 2, not ${corpusId}`)
 /** The second corpus is held out: no tune / test halves, no misses printed. */
 const heldOut = corpusId === '2'
+const modelArg = process.argv.slice(2).find((a, i, all) => a.startsWith('--model=') || all[i - 1] === '--model')
+const modelId = modelArg ? modelArg.replace(/^--model=/, '') : 'default'
+if (modelId !== 'default' && modelId !== 'large') throw new Error(`--model must be default or large, not ${modelId}`)
+/** The ToolIndex options that choose the sentence model (`--model`). */
+const modelOptions = modelId === 'large' ? { model: 'large' } : {}
+const modelName = modelId === 'large' ? 'all-mpnet-base-v2' : 'all-MiniLM-L6-v2'
 const suffix = heldOut ? '2' : ''
 // The ready-child loads the addon itself (it measures RSS before loading it).
 const { ToolIndex } = args.has('--ready-child') ? {} : require('../../index.js')
@@ -112,7 +121,7 @@ function evaluate(system, list) {
 
 /** A ToolIndex of the corpus once every tool has its vector (at once with `semantic: false`). */
 async function ours(options, list = tools) {
-  const index = new ToolIndex(options)
+  const index = new ToolIndex({ ...modelOptions, ...options })
   index.upsert(list)
   await index.ready()
   return index
@@ -121,7 +130,7 @@ async function ours(options, list = tools) {
 async function quality() {
   checkQueries()
   const systems = [
-    ['ToolIndex (this package)', await ours()],
+    [modelId === 'large' ? 'ToolIndex (this package, model: large)' : 'ToolIndex (this package)', await ours()],
     ['ToolIndex, semantic off', await ours({ semantic: false })],
     ['ToolIndex, synonyms off', await ours({ synonyms: false })],
     ['ToolIndex, fuzzy off', await ours({ fuzzy: false })],
@@ -289,12 +298,12 @@ async function scale() {
 
 const child = (...a) =>
   JSON.parse(
-    execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), ...a, '--corpus', corpusId], { encoding: 'utf8', maxBuffer: 64 << 20 }),
+    execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), ...a, '--corpus', corpusId, '--model', modelId], { encoding: 'utf8', maxBuffer: 64 << 20 }),
   )
 
 /** The sentence model's costs: query latency with it on and off, time to `ready()`, search before it, memory. */
 async function model() {
-  console.log(`## The sentence model (all-MiniLM-L6-v2, int8): ${tools.length} corpus tools, ${queries.length} queries\n`)
+  console.log(`## The sentence model (${modelName}, int8): ${tools.length} corpus tools, ${queries.length} queries\n`)
   const threads = process.env.CODECALL_EMBED_THREADS ? ` (CODECALL_EMBED_THREADS=${process.env.CODECALL_EMBED_THREADS})` : ''
   console.log(`Machine: ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), Node ${process.version}${threads}\n`)
 
@@ -332,13 +341,13 @@ async function readyChild() {
   const rssStart = process.memoryUsage().rss
   const { ToolIndex: Index } = require('../../index.js')
   let t0 = process.hrtime.bigint()
-  const index = new Index()
+  const index = new Index(modelOptions)
   index.upsert(tools)
   const upsertMs = ms(process.hrtime.bigint() - t0)
   await index.ready()
   const readyMs = ms(process.hrtime.bigint() - t0)
   t0 = process.hrtime.bigint()
-  const second = new Index()
+  const second = new Index(modelOptions)
   second.upsert(tools)
   await second.ready()
   const secondMs = ms(process.hrtime.bigint() - t0)
@@ -358,7 +367,7 @@ function firstSearchChild(n) {
   off.search('create an issue')
   const offSearchMs = ms(process.hrtime.bigint() - t0)
   t0 = process.hrtime.bigint()
-  const index = new ToolIndex()
+  const index = new ToolIndex(modelOptions)
   index.upsert(list)
   const upsertMs = ms(process.hrtime.bigint() - t0)
   t0 = process.hrtime.bigint()

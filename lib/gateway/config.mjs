@@ -248,7 +248,9 @@ function checkCodecall(raw, serverNames, baseDir) {
   }
   if (own(raw, 'search')) {
     expect(isObject(raw.search), 'an object', raw.search, `${path}.search`)
-    checkKeys(raw.search, ['synonyms', 'fuzzy', 'semantic', 'similarityThreshold'], `${path}.search`)
+    checkKeys(raw.search, ['synonyms', 'fuzzy', 'semantic', 'model', 'similarityThreshold'], `${path}.search`)
+    const model = raw.search.model
+    if (model !== undefined && model !== null) expect(model === 'default' || model === 'large', "'default' or 'large'", model, `${path}.search.model`)
     out.search = { ...raw.search }
   }
   if (own(raw, 'allowedServers')) {

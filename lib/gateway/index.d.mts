@@ -25,7 +25,7 @@ export interface GatewayOptions {
   /** @default '_' (clients that accept only `^[a-zA-Z0-9_-]{1,64}$`) */
   metaToolSeparator: string
   vm: SandboxOptions
-  search?: { synonyms?: boolean; fuzzy?: boolean; similarityThreshold?: number }
+  search?: { synonyms?: boolean; fuzzy?: boolean; semantic?: boolean; model?: 'default' | 'large' | null; similarityThreshold?: number }
   /** Servers scripts may call; `[]` means all. @default [] */
   allowedServers: string[]
   /** @default { enabled: false } */

@@ -6,6 +6,11 @@ side computes; quantize_model.py uses it for the int8-vs-f32 check and model_ref
     OPENBLAS_NUM_THREADS=1 /tmp/emb-venv/bin/python scripts/embeddings/model_int8.py \
         src/search/embeddings/all-minilm-l6-v2.i8.bin "some text" ["another text" ...]
 
+MPNet files (meta "arch": "mpnet") differ in three ways: the specials are meta "cls"/"sep"/"unk"
+(`<s>`, `</s>`, `[UNK]`); pos_emb already starts at MPNet's first position (padding_idx + 1); and
+a relative attention bias f32[rel_buckets × heads] follows emb_ln, added to every layer's scores
+at bucket(j − i) (transformers' MPNetEncoder.relative_position_bucket, `rel_max_distance`).
+
 Pipeline for one text (one sequence, no padding):
   ids = [CLS] wordpiece(text) [SEP], truncated to `cap` (128) ids in total, specials included
         (here: tokenizer.json through the `tokenizers` package, padding off);
@@ -74,6 +79,8 @@ def read_model(path_or_bytes) -> dict:
     m["word_s"] = take("<f4", V)
     m["pos"] = take("<f4", P * H).reshape(P, H)
     m["emb_ln"] = ln()
+    if meta.get("arch", "bert") == "mpnet":
+        m["rel"] = take("<f4", meta["rel_buckets"] * meta["heads"]).reshape(meta["rel_buckets"], meta["heads"])
     m["layers"] = []
     for _ in range(meta["layers"]):
         m["layers"].append({
@@ -109,10 +116,17 @@ def forward(m: dict, ids: list[int]) -> np.ndarray:
     ids = np.asarray(ids)
     word = (m["word_q"][ids].astype(np.float32) * m["word_s"][ids][:, None]).astype(np.float64)  # f32 dequantised rows
     x = _ln(word + m["pos"][:L].astype(np.float64), m["emb_ln"], eps)
+    bias = 0.0
+    if "rel" in m:
+        from distill import mpnet_bucket
+
+        rel = np.arange(L)[None, :] - np.arange(L)[:, None]
+        buckets = mpnet_bucket(rel, meta["rel_buckets"], meta["rel_max_distance"])
+        bias = m["rel"].astype(np.float64)[buckets].transpose(2, 0, 1)  # (nh, L, L)
     for lay in m["layers"]:
         qkv = _dense(x, lay["qkv"])
         q, k, v = (qkv[:, j * H : (j + 1) * H].reshape(L, nh, hd).transpose(1, 0, 2) for j in range(3))
-        s = q @ k.transpose(0, 2, 1)  # (nh, L, L); 1/sqrt(hd) is folded into Q
+        s = q @ k.transpose(0, 2, 1) + bias  # (nh, L, L); 1/sqrt(hd) is folded into Q
         s = np.exp(s - s.max(-1, keepdims=True))
         s = s / s.sum(-1, keepdims=True)
         ctx = (s @ v).transpose(1, 0, 2).reshape(L, H)

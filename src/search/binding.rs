@@ -14,7 +14,7 @@ use crate::common::args::{self, array_arg, object_arg, present};
 use crate::common::InvalidArgument;
 
 impl args::KnownKeys for ToolIndexOptions {
-  const KEYS: &'static [&'static str] = &["synonyms", "fuzzy", "semantic", "cacheDir"];
+  const KEYS: &'static [&'static str] = &["synonyms", "fuzzy", "semantic", "model", "cacheDir"];
 }
 
 impl args::KnownKeys for ToolSearchOptions {
@@ -41,6 +41,14 @@ pub struct ToolIndexOptions {
   /// every tool still returns `[]`. `null` means the default.
   /// @default true
   pub semantic: Option<Either<bool, Null>>,
+  /// Which sentence model: `'default'` (all-MiniLM-L6-v2, in every install) or `'large'`
+  /// (all-mpnet-base-v2, int8: better rankings for about 5 times the memory and 10 times the
+  /// embedding work; its file is in the optional package `@codecall/native-data-large`, or named
+  /// by `CODECALL_EMBEDDINGS_LARGE_PATH`). Without that file, `'large'` uses the default model and
+  /// says so once (a Node warning, code `CODECALL_NO_LARGE_MODEL`). `null` means the default.
+  /// @default 'default'
+  #[napi(ts_type = "'default' | 'large' | null")]
+  pub model: Option<Either<String, Null>>,
   /// A directory where tool vectors are kept too (made if missing, mode 0700), so the next process
   /// with the same tools embeds nothing: `ready()` resolves at once. Default: none (nothing is
   /// written). An unusable directory only means vectors are computed again.
@@ -102,15 +110,23 @@ impl ToolIndex {
       Some(Either::A(dir)) => Some(checked_cache_dir(dir).map_err(|m| args::invalid_arg(&env, m))?),
       Some(Either::B(Null)) | None => None,
     };
+    let model = match options.model {
+      Some(Either::A(name)) => {
+        model_kind(&name).map_err(|m| args::invalid_arg(&env, m.replace("{at}", "options.model")))?
+      }
+      Some(Either::B(Null)) | None => defaults.model,
+    };
+    let model = if semantic { available_model(&env, model) } else { model };
     let core = Core::new(IndexOptions {
       synonyms: options.synonyms.unwrap_or(defaults.synonyms),
       fuzzy: options.fuzzy.unwrap_or(defaults.fuzzy),
       semantic,
+      model,
       cache_dir,
     })
     .map_err(engine_error)?;
     if semantic {
-      warn_without_model(&env);
+      warn_without_model(&env, model);
     }
     Ok(Self { core, semantic })
   }
@@ -126,7 +142,7 @@ impl ToolIndex {
     }
     self.core.upsert(batch).map_err(engine_error)?;
     if self.semantic {
-      warn_without_model(&env);
+      warn_without_model(&env, self.core.model_kind());
     }
     Ok(())
   }
@@ -349,25 +365,62 @@ pub(crate) fn ready_promise<'env>(
 
 /// The code of the warning below.
 const NO_MODEL_WARNING: &str = "CODECALL_NO_EMBEDDINGS";
+/// The code of the warning that `model: 'large'` has no file and the default model is used.
+const NO_LARGE_MODEL_WARNING: &str = "CODECALL_NO_LARGE_MODEL";
+
+/// The model named by a `model` option (`{at}` in the message stands for the option's path).
+pub(crate) fn model_kind(name: &str) -> Result<model::Kind, String> {
+  match name {
+    "default" => Ok(model::Kind::Default),
+    "large" => Ok(model::Kind::Large),
+    other => {
+      let shown: String = other.chars().take(40).collect();
+      Err(format!("{{at}} must be 'default' or 'large' (got '{shown}')"))
+    }
+  }
+}
+
+/// The model an index asked for `kind` uses: the large one only when its file is there; else the
+/// default one, said once per process (a Node warning, code `CODECALL_NO_LARGE_MODEL`, naming
+/// where it looked). Decided when the index is made, so its vectors all come from one model.
+pub(crate) fn available_model(env: &Env, kind: model::Kind) -> model::Kind {
+  if kind == model::Kind::Default {
+    return kind;
+  }
+  let Some(why) = model::known_problem(kind) else { return kind };
+  static WARNED: AtomicBool = AtomicBool::new(false);
+  if !WARNED.swap(true, Ordering::Relaxed) {
+    emit_warning(
+      env,
+      format!("@codecall/native: the large search model is not available, the default one is used: {why}"),
+      NO_LARGE_MODEL_WARNING,
+    );
+  }
+  model::Kind::Default
+}
 
 /// Says once per process, as a Node warning (`process.emitWarning`, code
 /// `CODECALL_NO_EMBEDDINGS`), that the semantic signal is off because there is no usable model
 /// file; search still works, lexically. Called where an index with the signal on is made (a
 /// missing file is known at once) and after `upsert` (a damaged file is known once it was read).
-pub(crate) fn warn_without_model(env: &Env) {
+pub(crate) fn warn_without_model(env: &Env, kind: model::Kind) {
   static WARNED: AtomicBool = AtomicBool::new(false);
   if WARNED.load(Ordering::Relaxed) {
     return;
   }
-  let Some(why) = model::known_problem() else { return };
+  let Some(why) = model::known_problem(kind) else { return };
   if WARNED.swap(true, Ordering::Relaxed) {
     return;
   }
-  let message = format!("@codecall/native: semantic search is off: {why}");
+  emit_warning(env, format!("@codecall/native: semantic search is off: {why}"), NO_MODEL_WARNING);
+}
+
+/// `process.emitWarning(message, 'Warning', code)`.
+fn emit_warning(env: &Env, message: String, code: &str) {
   let emit = || -> napi::Result<()> {
     let process: Object = env.get_global()?.get_named_property("process")?;
     let emit_warning: Function<FnArgs<(String, &str, &str)>, Unknown> = process.get_named_property("emitWarning")?;
-    emit_warning.apply(process, FnArgs::from((message.clone(), "Warning", NO_MODEL_WARNING)))?;
+    emit_warning.apply(process, FnArgs::from((message, "Warning", code)))?;
     Ok(())
   };
   // A warning that cannot be emitted (no `process`) is not worth failing the constructor over.

@@ -11,8 +11,8 @@
 //! done since. While any tool still waits for its vector, every tool ranks lexically (no mix of
 //! fused and lexical scores); after that a search embeds the query once (a few milliseconds),
 //! fuses each lexical candidate's score with its cosine and adds the tools the lexical side missed
-//! whose cosine reaches `score::DENSE_FLOOR` (`score::fuse`) — unless the query's best cosine is
-//! below `score::DENSE_GATE` (unrelated to every tool: the model brings in nothing).
+//! whose cosine reaches the model's floor `τ` (`score::Fusion`) — unless the query's best cosine is
+//! below its gate `γ` (unrelated to every tool: the model brings in nothing).
 
 use std::collections::{HashMap, HashSet};
 
@@ -29,9 +29,7 @@ use tantivy::{
 use super::{
   analysis::{self, name_key, stem, StemCache},
   model::{self, pool::Pending, Model},
-  score::{
-    self, Field, FieldTerms, Form, QueryTerm, StemId, DENSE_FLOOR, DENSE_GATE, FIELDS, FIELD_WEIGHT, SYNONYM, TYPO,
-  },
+  score::{self, Field, FieldTerms, Form, QueryTerm, StemId, FIELDS, FIELD_WEIGHT, SYNONYM, TYPO},
   semantic::{self, Vectors},
   synonyms, typo, Tool,
 };
@@ -57,8 +55,10 @@ pub struct IndexOptions {
   pub synonyms: bool,
   /// Correct query words the index does not know to indexed words one edit away.
   pub fuzzy: bool,
-  /// Fuse in the sentence model's similarity of query and tool (`score::fuse`).
+  /// Fuse in the sentence model's similarity of query and tool (`score::Fusion`).
   pub semantic: bool,
+  /// Which sentence model (`model::Kind`): the default one, or the opt-in large one.
+  pub model: model::Kind,
   /// Keep tool vectors in this directory too (`model/disk.rs`), so another process embeds the same
   /// tools at no cost.
   pub cache_dir: Option<std::path::PathBuf>,
@@ -66,7 +66,7 @@ pub struct IndexOptions {
 
 impl Default for IndexOptions {
   fn default() -> Self {
-    Self { synonyms: true, fuzzy: true, semantic: true, cache_dir: None }
+    Self { synonyms: true, fuzzy: true, semantic: true, model: model::Kind::Default, cache_dir: None }
   }
 }
 
@@ -177,7 +177,7 @@ impl ToolIndex {
       index.writer_with_options(IndexWriterOptions::builder().num_worker_threads(1).num_merge_threads(1).build())?;
     let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
     if options.semantic {
-      model::warm();
+      model::warm(options.model);
     }
     let pending = Pending::with_cache_dir(options.cache_dir.clone().filter(|_| options.semantic));
     Ok(Self {
@@ -200,6 +200,11 @@ impl ToolIndex {
     })
   }
 
+  /// The sentence model it uses (when the semantic signal is on).
+  pub fn model_kind(&self) -> model::Kind {
+    self.options.model
+  }
+
   /// How many tools are indexed.
   pub fn len(&self) -> usize {
     self.entries.len()
@@ -212,7 +217,7 @@ impl ToolIndex {
   /// The sentence model when the semantic signal is on (read on first use; `None` if unusable).
   fn model(&self) -> Option<&'static Model> {
     if self.options.semantic {
-      model::model()
+      model::model(self.options.model)
     } else {
       None
     }
@@ -362,16 +367,17 @@ impl ToolIndex {
       !self.vectors.is_empty() && self.pending.is_idle() && m.vocab.has_content_word(&query, analysis::is_stop_word)
     });
     let vector = model.map(|m| model::pool::query_vector(m, &self.dense_query(&query, m)));
+    let fusion = model.map_or(score::MINILM, |m| m.fusion);
     // Every tool near the query that passes the filters, best first.
     let mut near: Vec<(u64, f32)> = Vec::new();
     if let Some(vector) = &vector {
-      self.vectors.at_least(vector, DENSE_FLOOR, |id, cos| near.push((id, cos)));
+      self.vectors.at_least(vector, fusion.floor, |id, cos| near.push((id, cos)));
       near.retain(|(id, _)| self.entries.get(id).is_some_and(|e| passes_filters(&e.tool, options)));
       near.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     }
     // The gate: when no tool comes near the query, it is unrelated to them all, and the model
     // brings in no tool of its own (the lexical hits are still scored by the same formula).
-    let open = near.first().is_some_and(|&(_, best)| best >= DENSE_GATE);
+    let open = near.first().is_some_and(|&(_, best)| best >= fusion.gate);
 
     let mut hits: Vec<(f64, &Entry)> = Vec::with_capacity(lexical.len());
     match vector {
@@ -387,7 +393,7 @@ impl ToolIndex {
         for (id, lex) in lexical {
           let Some(entry) = self.entries.get(&id) else { continue };
           found.insert(id);
-          hits.push((score::fuse(lex, self.vectors.cosine(id, &vector)), entry));
+          hits.push((fusion.fuse(lex, self.vectors.cosine(id, &vector)), entry));
         }
         // Tools the lexical side missed: the nearest ones. A dense-only score grows with the
         // cosine alone, so only the best `max(top_k, MIN_CANDIDATES)` (and any tied with the last)
@@ -411,7 +417,7 @@ impl ToolIndex {
         let lex = self.lexical_of(&ids, &whole, &terms)?;
         for (id, cos) in taken {
           if let Some(entry) = self.entries.get(&id) {
-            hits.push((score::fuse(lex.get(&id).copied().unwrap_or(0.0), Some(cos)), entry));
+            hits.push((fusion.fuse(lex.get(&id).copied().unwrap_or(0.0), Some(cos)), entry));
           }
         }
       }

@@ -31,7 +31,7 @@ mod typo;
 pub use index::{Hit, IndexError, IndexOptions, SearchOptions, ToolIndex, DEFAULT_TOP_K};
 pub use tool::{property_names, ServerText, Tool};
 // For the engine layer's binding, which makes an index of its own.
-pub(crate) use binding::{cache_dir_arg, ready_promise, warn_without_model};
+pub(crate) use binding::{available_model, cache_dir_arg, model_kind, ready_promise, warn_without_model};
 pub use model::pool::Waiter;
 
 #[cfg(test)]

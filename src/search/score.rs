@@ -128,34 +128,52 @@ pub fn score(terms: &[QueryTerm], tool: &FieldTerms, norms: &[f32; 6], bm25: f32
   round(coverage * (0.80 + 0.15 * precision + 0.05 * bm25)).min(BELOW_EXACT)
 }
 
-/// The weight `w` of the dense part in the fused score.
+/// The weight `w` of the dense part in the fused score (the default model's).
 pub const DENSE_WEIGHT: f64 = 0.5;
 /// The cosine `τ` at which the dense part starts (and below which the model alone cannot bring in
 /// a tool).
 pub const DENSE_FLOOR: f32 = 0.20;
 /// The cosine `κ` at which the dense part is full.
 pub const DENSE_FULL: f32 = 0.50;
-const _: () = assert!(DENSE_FLOOR < DENSE_FULL);
 /// The gate `γ`: a query whose best cosine over the tools is below it is unrelated to all of them,
 /// and is scored lexically alone.
 pub const DENSE_GATE: f32 = 0.33;
 
-/// The dense part of a tool's score: its cosine with the query, mapped to [0, 1] between
-/// [`DENSE_FLOOR`] and [`DENSE_FULL`].
-pub fn dense(cos: f32) -> f64 {
-  let (floor, full) = (f64::from(DENSE_FLOOR), f64::from(DENSE_FULL));
-  ((f64::from(cos) - floor) / (full - floor)).clamp(0.0, 1.0)
+/// The fusion constants of one sentence model (its cosines have their own scale): `w`, `τ`, `κ`, `γ`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fusion {
+  pub weight: f64,
+  pub floor: f32,
+  pub full: f32,
+  pub gate: f32,
 }
 
-/// The fused score of a tool: `lex` its lexical score (0 if the lexical side did not find it; 1,
-/// an exact name, stays 1), `cos` its cosine with the query (`None`: no vector).
-pub fn fuse(lex: f64, cos: Option<f32>) -> f64 {
-  if lex >= 1.0 {
-    // Only the tool's own name scores 1 lexically (`score` stays below it): it stays 1.
-    return 1.0;
+/// The default model's (all-MiniLM-L6-v2): `scripts/embeddings/FUSION.md`.
+pub const MINILM: Fusion = Fusion { weight: DENSE_WEIGHT, floor: DENSE_FLOOR, full: DENSE_FULL, gate: DENSE_GATE };
+const _: () = assert!(MINILM.floor < MINILM.full);
+/// The opt-in large model's (all-mpnet-base-v2), chosen on the first corpus's tune half
+/// (`bench/search/README.md`, "The large model").
+pub const MPNET: Fusion = Fusion { weight: 0.5, floor: 0.20, full: 0.50, gate: 0.33 };
+const _: () = assert!(MPNET.floor < MPNET.full);
+
+impl Fusion {
+  /// The dense part of a tool's score: its cosine with the query, mapped to [0, 1] between
+  /// `floor` and `full`.
+  pub fn dense(&self, cos: f32) -> f64 {
+    let (floor, full) = (f64::from(self.floor), f64::from(self.full));
+    ((f64::from(cos) - floor) / (full - floor)).clamp(0.0, 1.0)
   }
-  let dense = cos.map_or(0.0, dense);
-  round((1.0 - DENSE_WEIGHT) * lex + DENSE_WEIGHT * dense).min(BELOW_EXACT)
+
+  /// The fused score of a tool: `lex` its lexical score (0 if the lexical side did not find it; 1,
+  /// an exact name, stays 1), `cos` its cosine with the query (`None`: no vector).
+  pub fn fuse(&self, lex: f64, cos: Option<f32>) -> f64 {
+    if lex >= 1.0 {
+      // Only the tool's own name scores 1 lexically (`score` stays below it): it stays 1.
+      return 1.0;
+    }
+    let dense = cos.map_or(0.0, |c| self.dense(c));
+    round((1.0 - self.weight) * lex + self.weight * dense).min(BELOW_EXACT)
+  }
 }
 
 /// The highest score of a tool that is not an exact name match.
@@ -215,6 +233,7 @@ mod tests {
 
   #[test]
   fn fusion_stays_in_bounds_and_is_monotone() {
+    let fuse = |lex, cos| MINILM.fuse(lex, cos);
     assert_eq!(fuse(0.0, None), 0.0);
     assert_eq!(fuse(0.0, Some(DENSE_FLOOR)), 0.0);
     assert_eq!(fuse(0.0, Some(-0.5)), 0.0);

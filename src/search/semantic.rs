@@ -1,7 +1,7 @@
 //! The semantic signal's side of the index: which text of a tool is embedded, and the tool vectors
 //! (one row per tool, contiguous, so a query is scored against all tools in one linear scan).
 //!
-//! The fusion with the lexical score is in `score.rs` ([`super::score::fuse`]).
+//! The fusion with the lexical score is in `score.rs` ([`super::score::Fusion`]).
 
 use std::collections::HashMap;
 

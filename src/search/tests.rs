@@ -284,7 +284,7 @@ fn titles_are_embedded() {
 
 #[test]
 fn the_model_reads_a_misspelt_word_as_the_tools_word() {
-  let model = model::model().expect("the model in the source tree");
+  let model = model::model(model::Kind::Default).expect("the model in the source tree");
   let index = index(vec![
     tool("datadog:list_incidents", "datadog", "List incidents, filtered by state"),
     tool("docker:compose_up", "docker", "Start the services of a compose file"),

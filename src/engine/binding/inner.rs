@@ -67,9 +67,13 @@ impl Drop for Inner {
 impl Inner {
   /// A model file found damaged is known once tools were indexed (which reads it): say so once.
   pub(super) fn warn_without_model(&self, env: &Env) {
-    let semantic = self.engine.try_borrow().ok().and_then(|e| e.as_ref().map(|e| e.options().index.semantic));
-    if semantic == Some(true) {
-      crate::search::warn_without_model(env);
+    let index = self
+      .engine
+      .try_borrow()
+      .ok()
+      .and_then(|e| e.as_ref().map(|e| (e.options().index.semantic, e.options().index.model)));
+    if let Some((true, model)) = index {
+      crate::search::warn_without_model(env, model);
     }
   }
 

@@ -79,10 +79,14 @@ impl CodeCall {
     o.allow_console = config.policy.allow_console;
     o.timeout_ms = config.timeout_ms;
     let semantic = o.index.semantic;
+    if semantic {
+      o.index.model = crate::search::available_model(&env, o.index.model);
+    }
+    let model = o.index.model;
     let save_policy = config.policy.clone();
     let engine = Engine::new(o).map_err(|e| napi::Error::from_reason(e.to_string()))?;
     if semantic {
-      crate::search::warn_without_model(&env);
+      crate::search::warn_without_model(&env, model);
     }
     let sandbox = Sandbox::from_config(&env, config)?;
     let helper_factory: Function<Unknown, Object> = env.run_script(ENGINE_JS)?;

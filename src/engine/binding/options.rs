@@ -95,7 +95,7 @@ pub(super) fn read<'env>(
         env,
         &s,
         "options.search",
-        &["synonyms", "fuzzy", "semantic", "similarityThreshold", "cacheDir"],
+        &["synonyms", "fuzzy", "semantic", "model", "similarityThreshold", "cacheDir"],
       )?;
       let defaults = IndexOptions::default();
       o.index = IndexOptions {
@@ -110,6 +110,14 @@ pub(super) fn read<'env>(
         semantic: match present(&s, "semantic")? {
           Some(v) => bool_arg(env, &v, "options.search.semantic")?,
           None => defaults.semantic,
+        },
+        model: match present(&s, "model")? {
+          Some(v) => {
+            let name = args::string_arg(env, &v, "options.search.model")?;
+            crate::search::model_kind(&name)
+              .map_err(|m| args::invalid_arg(env, m.replace("{at}", "options.search.model")))?
+          }
+          None => defaults.model,
         },
         cache_dir: match present(&s, "cacheDir")? {
           Some(v) => Some(crate::search::cache_dir_arg(env, &v, "options.search.cacheDir")?),

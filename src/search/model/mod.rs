@@ -28,6 +28,8 @@ use std::{path::PathBuf, sync::OnceLock};
 use kernel::Linear;
 pub use tokenizer::Vocab;
 
+use super::score::{Fusion, MINILM, MPNET};
+
 /// A text's unit vector (shared between the caches and the indexes).
 pub type Vector = std::sync::Arc<[f32]>;
 
@@ -35,9 +37,55 @@ pub type Vector = std::sync::Arc<[f32]>;
 pub const MODEL_FILE: &str = "all-minilm-l6-v2.i8.bin";
 /// Names the model file to read instead of looking next to the addon.
 pub const ENV_MODEL_PATH: &str = "CODECALL_EMBEDDINGS_PATH";
-/// Larger files are not read (ours is about 23 MB).
-const MAX_MODEL_BYTES: u64 = 64 << 20;
+/// The opt-in large model's file, in the package `@codecall/native-data-large`.
+pub const LARGE_MODEL_FILE: &str = "all-mpnet-base-v2.i8.bin";
+/// Names the large model's file to read instead of looking for its package.
+pub const ENV_LARGE_MODEL_PATH: &str = "CODECALL_EMBEDDINGS_LARGE_PATH";
 const MAGIC: &[u8; 8] = b"CCBERT01";
+
+/// Which sentence model an index uses: the default one (all-MiniLM-L6-v2, in every install) or the
+/// opt-in large one (all-mpnet-base-v2, in its own optional package: about 5 times the file and
+/// 10 times the work per text, for better rankings).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Kind {
+  #[default]
+  Default,
+  Large,
+}
+
+impl Kind {
+  /// Its file's name.
+  pub fn file(self) -> &'static str {
+    match self {
+      Kind::Default => MODEL_FILE,
+      Kind::Large => LARGE_MODEL_FILE,
+    }
+  }
+
+  /// The variable that names its file.
+  pub fn env(self) -> &'static str {
+    match self {
+      Kind::Default => ENV_MODEL_PATH,
+      Kind::Large => ENV_LARGE_MODEL_PATH,
+    }
+  }
+
+  /// The npm package that holds its file (scope, name).
+  fn package(self) -> [&'static str; 2] {
+    match self {
+      Kind::Default => DATA_PACKAGE,
+      Kind::Large => ["@codecall", "native-data-large"],
+    }
+  }
+
+  /// Larger files are not read (ours are about 23 MB and 110 MB).
+  fn max_bytes(self) -> u64 {
+    match self {
+      Kind::Default => 64 << 20,
+      Kind::Large => 192 << 20,
+    }
+  }
+}
 /// A text is cut to this many tokens, `[CLS]` and `[SEP]` included: a tool's most telling words
 /// come first (`semantic::tool_text`), and the cost grows with every token.
 pub const TOKEN_CAP: usize = 128;
@@ -46,8 +94,8 @@ pub const TOKEN_CAP: usize = 128;
 /// warning).
 #[derive(Debug)]
 pub enum ModelError {
-  /// No file in any of these places.
-  NotFound(Vec<PathBuf>),
+  /// No file of this model in any of these places.
+  NotFound(Kind, Vec<PathBuf>),
   Read(PathBuf, std::io::Error),
   TooLarge(PathBuf, u64),
   /// Not a "CCBERT01" model, or a damaged one: what is wrong.
@@ -57,12 +105,16 @@ pub enum ModelError {
 impl std::fmt::Display for ModelError {
   fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
     match self {
-      Self::NotFound(places) if places.is_empty() => {
-        write!(f, "no {MODEL_FILE} found (the addon could not find its own file; set {ENV_MODEL_PATH})")
+      Self::NotFound(kind, places) if places.is_empty() => {
+        let (file, env) = (kind.file(), kind.env());
+        write!(f, "no {file} found (the addon could not find its own file; set {env})")
       }
-      Self::NotFound(places) => {
+      Self::NotFound(kind, places) => {
         let places: Vec<String> = places.iter().map(|p| p.display().to_string()).collect();
-        write!(f, "no {MODEL_FILE} found (looked in {}; or set {ENV_MODEL_PATH})", places.join(", "))
+        let (file, env) = (kind.file(), kind.env());
+        let [scope, name] = kind.package();
+        let install = if *kind == Kind::Large { format!("install {scope}/{name}, ") } else { String::new() };
+        write!(f, "no {file} found (looked in {}; {install}or set {env})", places.join(", "))
       }
       Self::Read(path, error) => write!(f, "{} could not be read: {error}", path.display()),
       Self::TooLarge(path, len) => write!(f, "{} is {len} bytes, too large for a model file", path.display()),
@@ -74,47 +126,54 @@ impl std::fmt::Display for ModelError {
 impl std::error::Error for ModelError {}
 
 /// The model, read and parsed on first use; `None` if there is none (the signal is then off).
-pub fn model() -> Option<&'static Model> {
-  model_status().ok()
+pub fn model(kind: Kind) -> Option<&'static Model> {
+  model_status(kind).ok()
 }
 
-static MODEL: OnceLock<Result<Model, ModelError>> = OnceLock::new();
+fn slot(kind: Kind) -> &'static OnceLock<Result<Model, ModelError>> {
+  static DEFAULT: OnceLock<Result<Model, ModelError>> = OnceLock::new();
+  static LARGE: OnceLock<Result<Model, ModelError>> = OnceLock::new();
+  match kind {
+    Kind::Default => &DEFAULT,
+    Kind::Large => &LARGE,
+  }
+}
 
 /// The model, or why there is none.
-pub fn model_status() -> Result<&'static Model, &'static ModelError> {
-  MODEL.get_or_init(|| read_model(model_places())).as_ref()
+pub fn model_status(kind: Kind) -> Result<&'static Model, &'static ModelError> {
+  slot(kind).get_or_init(|| read_model(kind, model_places(kind))).as_ref()
 }
 
 /// Why there is no model, as far as is known without reading the file: a file that was read and
 /// refused, or no file in any place. `None` while it may still turn out fine.
-pub fn known_problem() -> Option<String> {
-  match MODEL.get() {
+pub fn known_problem(kind: Kind) -> Option<String> {
+  match slot(kind).get() {
     Some(Err(e)) => Some(e.to_string()),
     Some(Ok(_)) => None,
     None => {
-      let places = model_places();
+      let places = model_places(kind);
       if places.iter().any(|p| p.exists()) {
         None
       } else {
-        Some(ModelError::NotFound(places).to_string())
+        Some(ModelError::NotFound(kind, places).to_string())
       }
     }
   }
 }
 
 /// Reads and parses the model on a background thread, so the first `upsert` does not wait for it.
-pub fn warm() {
-  static STARTED: std::sync::Once = std::sync::Once::new();
-  STARTED.call_once(|| {
+pub fn warm(kind: Kind) {
+  static STARTED: [std::sync::Once; 2] = [std::sync::Once::new(), std::sync::Once::new()];
+  STARTED[kind as usize].call_once(|| {
     // A failed spawn only means the first use loads it.
-    let _ = std::thread::Builder::new().name("codecall-model".into()).spawn(|| {
-      let _ = model_status();
+    let _ = std::thread::Builder::new().name("codecall-model".into()).spawn(move || {
+      let _ = model_status(kind);
     });
   });
 }
 
 /// The first of `places` that exists, read and parsed.
-fn read_model(places: Vec<PathBuf>) -> Result<Model, ModelError> {
+fn read_model(kind: Kind, places: Vec<PathBuf>) -> Result<Model, ModelError> {
   use std::io::Read;
   for path in &places {
     let file = match std::fs::File::open(path) {
@@ -127,14 +186,14 @@ fn read_model(places: Vec<PathBuf>) -> Result<Model, ModelError> {
       return Err(ModelError::Invalid(path.clone(), "not a file"));
     }
     let len = metadata.len();
-    if len > MAX_MODEL_BYTES {
+    if len > kind.max_bytes() {
       return Err(ModelError::TooLarge(path.clone(), len));
     }
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    file.take(MAX_MODEL_BYTES + 1).read_to_end(&mut bytes).map_err(|e| ModelError::Read(path.clone(), e))?;
+    file.take(kind.max_bytes() + 1).read_to_end(&mut bytes).map_err(|e| ModelError::Read(path.clone(), e))?;
     return Model::parse(&bytes).map_err(|why| ModelError::Invalid(path.clone(), why));
   }
-  Err(ModelError::NotFound(places))
+  Err(ModelError::NotFound(kind, places))
 }
 
 /// Where the model may be, in order: `CODECALL_EMBEDDINGS_PATH` (alone, if set); next to the
@@ -142,21 +201,22 @@ fn read_model(places: Vec<PathBuf>) -> Result<Model, ModelError> {
 /// data package `@codecall/native-data` as Node would find it from the `.node`'s own directory
 /// (`package_places`); in a debug or test build, also this crate's source tree (`cargo test`,
 /// whose executable is no `.node`). A release build names no path of the machine that built it.
-fn model_places() -> Vec<PathBuf> {
-  places_for(std::env::var_os(ENV_MODEL_PATH), crate::common::addon_path().as_deref())
+/// The large model's places are the same with its own file, variable and package.
+fn model_places(kind: Kind) -> Vec<PathBuf> {
+  places_for(kind, std::env::var_os(kind.env()), crate::common::addon_path().as_deref())
 }
 
 /// `model_places` for a given variable and `.node` path (the tests give both).
-fn places_for(env: Option<std::ffi::OsString>, addon: Option<&std::path::Path>) -> Vec<PathBuf> {
+fn places_for(kind: Kind, env: Option<std::ffi::OsString>, addon: Option<&std::path::Path>) -> Vec<PathBuf> {
   if let Some(path) = env.filter(|p| !p.is_empty()) {
     return vec![PathBuf::from(path)];
   }
-  let in_tree = std::path::Path::new("src").join("search").join("embeddings").join(MODEL_FILE);
+  let in_tree = std::path::Path::new("src").join("search").join("embeddings").join(kind.file());
   let mut places = Vec::new();
   if let Some(dir) = addon.and_then(std::path::Path::parent) {
-    places.push(dir.join(MODEL_FILE));
+    places.push(dir.join(kind.file()));
     places.push(dir.join(&in_tree));
-    places.extend(package_places(dir));
+    places.extend(package_places(kind, dir));
   }
   #[cfg(any(debug_assertions, test))]
   places.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(in_tree));
@@ -173,7 +233,8 @@ const DATA_PACKAGE: [&str; 2] = ["@codecall", "native-data"];
 /// and Yarn's node-modules linker. Only paths under the `.node`'s own ancestors: never the cwd or
 /// `NODE_PATH`, where another project's file could stand in. Yarn PnP has no such directory (set
 /// `CODECALL_EMBEDDINGS_PATH`).
-fn package_places(dir: &std::path::Path) -> Vec<PathBuf> {
+fn package_places(kind: Kind, dir: &std::path::Path) -> Vec<PathBuf> {
+  let [scope, name] = kind.package();
   let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
   if !real.is_absolute() {
     // A relative path would be read from the cwd.
@@ -182,7 +243,7 @@ fn package_places(dir: &std::path::Path) -> Vec<PathBuf> {
   real
     .ancestors()
     .filter(|a| a.file_name().is_some_and(|name| name != "node_modules") || a.parent().is_none())
-    .map(|a| a.join("node_modules").join(DATA_PACKAGE[0]).join(DATA_PACKAGE[1]).join(MODEL_FILE))
+    .map(|a| a.join("node_modules").join(scope).join(name).join(kind.file()))
     .collect()
 }
 
@@ -216,9 +277,42 @@ pub struct Model {
   /// `positions × hidden`, token type 0 folded in.
   pos: Vec<f32>,
   emb_ln: Norm,
+  /// MPNet's relative attention bias (`None` for BERT).
+  relative: Option<Relative>,
   layers: Vec<Layer>,
+  /// The fusion constants that fit this model's cosines.
+  pub fusion: Fusion,
   /// FNV-1a of the whole file: vectors cached under another model are not this model's.
   pub fingerprint: u64,
+}
+
+/// MPNet's relative position bias: `table[bucket × heads + head]` is added to every layer's
+/// attention score of query token i and key token j, at `bucket = bucket(j − i)`
+/// ([`relative_bucket`]).
+struct Relative {
+  buckets: usize,
+  max_distance: usize,
+  table: Vec<f32>,
+}
+
+/// transformers' `MPNetEncoder.relative_position_bucket` of `rel = j − i`: half the buckets for
+/// keys before the query, half after; in each, distances below a quarter of the buckets exactly,
+/// longer ones logarithmically up to `max_distance`, beyond it the last bucket.
+fn relative_bucket(rel: i64, buckets: usize, max_distance: usize) -> usize {
+  let half = buckets / 2;
+  let n = -rel;
+  let mut bucket = if n < 0 { half } else { 0 };
+  let n = n.unsigned_abs() as usize;
+  let exact = half / 2;
+  if n < exact {
+    bucket += n;
+  } else {
+    // Computed in f32 as transformers does (`n.float() / max_exact`, then truncated toward zero).
+    let scaled =
+      ((n as f32 / exact as f32).ln() / (max_distance as f32 / exact as f32).ln() * (half - exact) as f32) as usize;
+    bucket += (exact + scaled).min(half - 1);
+  }
+  bucket
 }
 
 /// Reads a model file's fields in order, checking every length.
@@ -280,6 +374,18 @@ impl Model {
       usize::try_from(v).map_err(|_| "a header field is out of range")
     };
     let (layers, hidden, heads) = (field("layers", 48)?, field("hidden", 4096)?, field("heads", 64)?);
+    let text = |name: &str, default: &'static str| -> Result<String, &'static str> {
+      match meta.get(name) {
+        None => Ok(default.to_string()),
+        Some(v) => v.as_str().map(str::to_string).ok_or("a header field is not text"),
+      }
+    };
+    let mpnet = match text("arch", "bert")?.as_str() {
+      "bert" => false,
+      "mpnet" => true,
+      _ => return Err("its architecture is neither bert nor mpnet"),
+    };
+    let specials = [text("unk", tokenizer::UNK)?, text("cls", tokenizer::CLS)?, text("sep", tokenizer::SEP)?];
     let (ffn, positions, vocab_size) = (field("ffn", 16384)?, field("positions", 4096)?, field("vocab_size", 1 << 20)?);
     let eps = meta.get("ln_eps").and_then(serde_json::Value::as_f64).ok_or("a header field is missing")? as f32;
     if hidden % heads != 0 || hidden % 8 != 0 || ffn % 8 != 0 || !(eps > 0.0 && eps < 1.0) {
@@ -291,12 +397,22 @@ impl Model {
     if tokens.len() != vocab_size {
       return Err("its vocabulary has another size than the header says");
     }
-    let vocab = Vocab::new(tokens).ok_or("its vocabulary is malformed or lacks [UNK], [CLS] or [SEP]")?;
+    let vocab = Vocab::with_specials(tokens, [&specials[0], &specials[1], &specials[2]])
+      .ok_or("its vocabulary is malformed or lacks its unknown, start or end token")?;
     r.take((64 - r.at % 64) % 64)?;
     let words = r.i8s(vocab_size.checked_mul(hidden).ok_or("a length overflows")?)?;
     let word_scales = r.f32s(vocab_size)?;
     let pos = r.f32s(positions.checked_mul(hidden).ok_or("a length overflows")?)?;
     let emb_ln = r.norm(hidden)?;
+    let relative = if mpnet {
+      let (buckets, max_distance) = (field("rel_buckets", 1024)?, field("rel_max_distance", 1 << 16)?);
+      if buckets < 4 || buckets % 4 != 0 {
+        return Err("its relative position buckets are not a multiple of 4");
+      }
+      Some(Relative { buckets, max_distance, table: r.f32s(buckets.checked_mul(heads).ok_or("a length overflows")?)? })
+    } else {
+      None
+    };
     let mut stack = Vec::with_capacity(layers);
     for _ in 0..layers {
       stack.push(Layer {
@@ -321,7 +437,9 @@ impl Model {
       word_scales,
       pos,
       emb_ln,
+      relative,
       layers: stack,
+      fusion: if mpnet { MPNET } else { MINILM },
       fingerprint: fnv1a64(0xcbf2_9ce4_8422_2325, bytes),
     })
   }
@@ -430,14 +548,31 @@ impl Model {
     let h = self.hidden;
     let d = h / self.heads;
     let mut scores = Vec::new();
+    // MPNet: the bias of each head at each offset j − i (index j − i + t − 1) of this sequence.
+    let mut bias = Vec::new();
     let mut start = 0;
     for seq in seqs {
       let t = seq.len();
+      if let Some(rel) = &self.relative {
+        bias.clear();
+        bias.resize(self.heads * (2 * t).saturating_sub(1), 0.0);
+        for offset in 0..(2 * t).saturating_sub(1) {
+          let bucket = relative_bucket(offset as i64 - (t as i64 - 1), rel.buckets, rel.max_distance);
+          for head in 0..self.heads {
+            bias[head * (2 * t - 1) + offset] = rel.table.get(bucket * self.heads + head).copied().unwrap_or(0.0);
+          }
+        }
+      }
       for head in 0..self.heads {
         for i in 0..t {
           let q = &qkv[(start + i) * 3 * h + head * d..][..d];
           scores.clear();
           scores.extend((0..t).map(|j| dot(q, &qkv[(start + j) * 3 * h + h + head * d..][..d])));
+          if !bias.is_empty() {
+            // Offsets j − i for j = 0..t start at t − 1 − i.
+            let row = &bias[head * (2 * t - 1) + (t - 1 - i)..][..t];
+            scores.iter_mut().zip(row).for_each(|(s, b)| *s += b);
+          }
           let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
           scores.iter_mut().for_each(|s| *s = exp(*s - max));
           let total: f32 = scores.iter().sum();

@@ -24,7 +24,7 @@ const WORDS: &[(&str, &[&str])] = &[
 static MODEL_BYTES: &[u8] = include_bytes!("../embeddings/all-minilm-l6-v2.i8.bin");
 
 fn shipped() -> &'static Model {
-  model_status().map_err(|e| e.to_string()).expect("the model in the source tree parses")
+  model_status(Kind::Default).map_err(|e| e.to_string()).expect("the model in the source tree parses")
 }
 
 fn words_of(text: &str) -> Vec<String> {
@@ -154,14 +154,14 @@ fn a_missing_unreadable_or_damaged_file_is_a_reason_not_a_crash() {
   let missing = dir.join("missing.bin");
   let damaged = dir.join("damaged.bin");
   std::fs::write(&damaged, &MODEL_BYTES[..1000]).unwrap();
-  let err = read_model(vec![missing.clone()]).err().expect("missing");
-  assert!(matches!(&err, ModelError::NotFound(p) if p == std::slice::from_ref(&missing)), "{err}");
-  let err = read_model(vec![missing.clone(), damaged.clone()]).err().expect("damaged");
+  let err = read_model(Kind::Default, vec![missing.clone()]).err().expect("missing");
+  assert!(matches!(&err, ModelError::NotFound(_, p) if p == std::slice::from_ref(&missing)), "{err}");
+  let err = read_model(Kind::Default, vec![missing.clone(), damaged.clone()]).err().expect("damaged");
   assert!(matches!(&err, ModelError::Invalid(p, _) if p == &damaged), "{err}");
   assert!(err.to_string().contains("shorter than its header says"), "{err}");
-  let err = read_model(vec![dir.clone()]).err().expect("directory");
+  let err = read_model(Kind::Default, vec![dir.clone()]).err().expect("directory");
   assert!(matches!(&err, ModelError::Invalid(p, _) if p == &dir), "{err}");
-  assert!(ModelError::NotFound(Vec::new()).to_string().contains("could not find its own file"));
+  assert!(ModelError::NotFound(Kind::Default, Vec::new()).to_string().contains("could not find its own file"));
   std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -330,9 +330,9 @@ fn found(places: &[PathBuf]) -> Option<PathBuf> {
 
 #[test]
 fn the_variable_alone_when_set() {
-  let places = places_for(Some("/x/model.bin".into()), Some(std::path::Path::new("/p/a.node")));
+  let places = places_for(Kind::Default, Some("/x/model.bin".into()), Some(std::path::Path::new("/p/a.node")));
   assert_eq!(places, vec![PathBuf::from("/x/model.bin")]);
-  let places = places_for(Some("".into()), Some(std::path::Path::new("/p/a.node")));
+  let places = places_for(Kind::Default, Some("".into()), Some(std::path::Path::new("/p/a.node")));
   assert_eq!(places[0], PathBuf::from("/p").join(MODEL_FILE), "an empty variable is not set");
 }
 
@@ -343,18 +343,18 @@ fn npm_hoisted_and_nested_layouts_find_the_data_package() {
   let platform = root.join("hoisted/node_modules/@codecall/native-linux-x64-gnu");
   let addon = put(platform.join("codecall.linux-x64-gnu.node"), b"");
   let model = put(data_in(&root.join("hoisted")), b"model");
-  assert_eq!(found(&places_for(None, Some(&addon))), Some(model));
+  assert_eq!(found(&places_for(Kind::Default, None, Some(&addon))), Some(model));
   // Nested (`--install-strategy=nested`): in the platform package's own node_modules, which wins
   // over a copy further up.
   let platform = root.join("nested/node_modules/@codecall/native/node_modules/@codecall/native-linux-x64-gnu");
   let addon = put(platform.join("codecall.linux-x64-gnu.node"), b"");
   put(data_in(&root.join("nested")), b"further up");
   let model = put(data_in(&platform), b"model");
-  let places = places_for(None, Some(&addon));
+  let places = places_for(Kind::Default, None, Some(&addon));
   assert_eq!(found(&places), Some(model));
   // Next to the `.node` (an older platform package, or a copy by hand) comes first.
   let beside = put(platform.join(MODEL_FILE), b"beside");
-  assert_eq!(found(&places_for(None, Some(&addon))), Some(beside));
+  assert_eq!(found(&places_for(Kind::Default, None, Some(&addon))), Some(beside));
   // No place is inside a node_modules/node_modules, and every one is absolute.
   assert!(places.iter().all(|p| p.is_absolute()), "{places:?}");
   assert!(!places.iter().any(|p| p.to_string_lossy().contains("node_modules/node_modules")), "{places:?}");
@@ -378,7 +378,7 @@ fn a_pnpm_layout_is_walked_from_the_real_directory() {
   let link = root.join("node_modules/@codecall/native-linux-x64-gnu");
   symlink(&real, &link).unwrap();
   // The `.node` as a symlinked path: the walk starts from where it really is.
-  let places = places_for(None, Some(&link.join("codecall.linux-x64-gnu.node")));
+  let places = places_for(Kind::Default, None, Some(&link.join("codecall.linux-x64-gnu.node")));
   let hit = found(&places).expect("found through the sibling link");
   assert_eq!(std::fs::canonicalize(hit).unwrap(), model);
   std::fs::remove_dir_all(root).unwrap();
@@ -388,13 +388,13 @@ fn a_pnpm_layout_is_walked_from_the_real_directory() {
 fn without_a_data_package_only_the_source_tree_is_left() {
   let root = tree("none");
   let addon = put(root.join("app/node_modules/@codecall/native-linux-x64-gnu/codecall.linux-x64-gnu.node"), b"");
-  let places = places_for(None, Some(&addon));
+  let places = places_for(Kind::Default, None, Some(&addon));
   // This crate's tree (a test build): the only place that exists.
   let in_tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/search/embeddings").join(MODEL_FILE);
   assert_eq!(found(&places), Some(in_tree.clone()));
   assert_eq!(places.last(), Some(&in_tree));
   // A relative `.node` path names nothing to walk (it would be read from the cwd).
-  assert!(package_places(std::path::Path::new("relative/dir")).is_empty());
+  assert!(package_places(Kind::Default, std::path::Path::new("relative/dir")).is_empty());
   std::fs::remove_dir_all(root).unwrap();
 }
 
@@ -405,13 +405,13 @@ fn decoy_child() {
   let Some(addon) = std::env::var_os("CODECALL_TEST_DECOY_ADDON") else { return };
   let cwd = std::env::current_dir().unwrap();
   assert!(data_in(&cwd).is_file(), "the decoy is in the cwd");
-  let places = places_for(None, Some(std::path::Path::new(&addon)));
+  let places = places_for(Kind::Default, None, Some(std::path::Path::new(&addon)));
   assert!(places.iter().all(|p| !p.starts_with(&cwd)), "{places:?}");
-  assert!(!model_places().iter().any(|p| p.starts_with(&cwd)), "{:?}", model_places());
+  assert!(!model_places(Kind::Default).iter().any(|p| p.starts_with(&cwd)), "{:?}", model_places(Kind::Default));
   // The decoy is no model: were it read, the error would name it.
   let in_tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/search/embeddings").join(MODEL_FILE);
   let without_tree: Vec<PathBuf> = places.into_iter().filter(|p| p != &in_tree).collect();
-  assert!(matches!(read_model(without_tree), Err(ModelError::NotFound(_))));
+  assert!(matches!(read_model(Kind::Default, without_tree), Err(ModelError::NotFound(..))));
 }
 
 #[test]
@@ -431,4 +431,95 @@ fn a_data_package_in_the_cwd_is_never_used() {
   let text = String::from_utf8_lossy(&out.stdout);
   assert!(out.status.success() && text.contains("1 passed"), "{text}{}", String::from_utf8_lossy(&out.stderr));
   std::fs::remove_dir_all(root).unwrap();
+}
+
+/// The tiny random MPNet of `fixtures/` (written by `quantize_model.py --tiny-mpnet`) against the
+/// f32 vectors of the transformers-faithful numpy pass (`distill.encode`): the MPNet parts of the
+/// file and the forward pass — `<s>`/`</s>`, positions from MPNet's first, the relative attention
+/// bias in exact and logarithmic buckets — for sequences of 2 to all 40 positions.
+#[test]
+fn a_tiny_mpnet_matches_its_f32_reference() {
+  let model = Model::parse(include_bytes!("fixtures/tiny-mpnet.bin")).expect("the fixture parses");
+  assert!(model.relative.is_some() && model.fusion == MPNET);
+  assert_eq!(model.vocab.encode("w5 w6", 8), [0, 10, 11, 2], "<s> … </s>");
+  let json: serde_json::Value = serde_json::from_str(include_str!("fixtures/tiny-mpnet.json")).expect("json");
+  let rows = json.as_array().expect("rows");
+  let seqs: Vec<Vec<u32>> =
+    rows.iter().map(|r| r["ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect()).collect();
+  let batch = model.embed_batch(&seqs);
+  for ((row, seq), got) in rows.iter().zip(&seqs).zip(&batch) {
+    let want: Vec<f32> = row["f32"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
+    let cos = dot(got, &want);
+    // int8 weights against f32 ones: close, not equal.
+    assert!(cos > 0.995, "{} tokens: cosine {cos}", seq.len());
+    assert_eq!(&model.embed_batch(std::slice::from_ref(seq))[0], got, "batch invariant");
+  }
+  // Without the bias the vectors move away: the test sees it.
+  let mut plain = Model::parse(include_bytes!("fixtures/tiny-mpnet.bin")).unwrap();
+  plain.relative = None;
+  let long = seqs.last().unwrap();
+  let want: Vec<f32> =
+    rows.last().unwrap()["f32"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
+  assert!(dot(&plain.embed_batch(std::slice::from_ref(long))[0], &want) < 0.99);
+}
+
+#[test]
+fn relative_buckets_match_transformers() {
+  // transformers' MPNetEncoder.relative_position_bucket(rel, 32, 128), for rel = j − i.
+  let want = [
+    (0, 0),
+    (1, 17),
+    (-1, 1),
+    (7, 23),
+    (-7, 7),
+    (8, 24),
+    (-8, 8),
+    (12, 25),
+    (-20, 10),
+    (127, 31),
+    (-127, 15),
+    (500, 31),
+    (-500, 15),
+  ];
+  for (rel, bucket) in want {
+    assert_eq!(relative_bucket(rel, 32, 128), bucket, "rel {rel}");
+  }
+}
+
+#[test]
+fn mpnet_files_are_checked_like_bert_ones() {
+  let bytes = include_bytes!("fixtures/tiny-mpnet.bin");
+  // Cut in the bias table, or anywhere else: refused, never a panic.
+  for cut in [100, bytes.len() / 2, bytes.len() - 1] {
+    assert!(Model::parse(&bytes[..cut]).is_err(), "cut at {cut}");
+  }
+  let text = String::from_utf8_lossy(bytes).to_string();
+  assert!(text.contains(r#""arch":"mpnet""#));
+  let swap = |from: &str, to: &str| {
+    let mut b = bytes.to_vec();
+    let at = text.find(from).unwrap();
+    b[at..at + from.len()].copy_from_slice(to.as_bytes());
+    Model::parse(&b).err()
+  };
+  assert_eq!(swap(r#""arch":"mpnet""#, r#""arch":"xpnet""#), Some("its architecture is neither bert nor mpnet"));
+  assert_eq!(
+    swap(r#""cls":"<s>""#, r#""cls":"<q>""#),
+    Some("its vocabulary is malformed or lacks its unknown, start or end token")
+  );
+}
+
+#[test]
+fn the_large_model_has_its_own_places() {
+  let places = places_for(Kind::Large, None, Some(std::path::Path::new("/p/x/a.node")));
+  assert_eq!(places[0], PathBuf::from("/p/x").join(LARGE_MODEL_FILE));
+  assert!(
+    places.iter().any(|p| p.ends_with("node_modules/@codecall/native-data-large/all-mpnet-base-v2.i8.bin")),
+    "{places:?}"
+  );
+  assert!(!places.iter().any(|p| p.ends_with(MODEL_FILE)), "{places:?}");
+  let message = ModelError::NotFound(Kind::Large, places).to_string();
+  assert!(
+    message.contains("install @codecall/native-data-large") && message.contains(ENV_LARGE_MODEL_PATH),
+    "{message}"
+  );
 }

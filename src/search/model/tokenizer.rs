@@ -19,10 +19,11 @@ use super::unicode::{Class, CLASSES, DECOMPOSED};
 /// Longer words are unknown (BERT's `max_input_chars_per_word`).
 const MAX_WORD_CHARS: usize = 100;
 
-/// The special tokens the encoder needs, by their text in the vocabulary.
-const UNK: &str = "[UNK]";
-const CLS: &str = "[CLS]";
-const SEP: &str = "[SEP]";
+/// BERT's special tokens, by their text in the vocabulary (a model file may name others: MPNet's
+/// `<s>` and `</s>`).
+pub const UNK: &str = "[UNK]";
+pub const CLS: &str = "[CLS]";
+pub const SEP: &str = "[SEP]";
 
 /// A WordPiece vocabulary (ids are the model's token ids: line numbers of the model file's
 /// vocabulary block).
@@ -41,9 +42,10 @@ pub struct Vocab {
 }
 
 impl Vocab {
-  /// The vocabulary of `tokens` in id order; `None` if a token is empty, holds white space, or one
-  /// of `[UNK]`, `[CLS]`, `[SEP]` is missing.
-  pub fn new<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Option<Vocab> {
+  /// The vocabulary of `tokens` in id order, with its unknown, start and end tokens named
+  /// (`[UNK]`, `[CLS]`, `[SEP]` for BERT); `None` if a token is empty, holds white space, or one of
+  /// the three is missing.
+  pub fn with_specials<'a>(tokens: impl IntoIterator<Item = &'a str>, specials: [&str; 3]) -> Option<Vocab> {
     let mut words = HashMap::with_hasher(Fx::default());
     let mut continuations = HashMap::with_hasher(Fx::default());
     let (mut max_word_chars, mut max_continuation_chars) = (0, 0);
@@ -60,7 +62,8 @@ impl Vocab {
         max_continuation_chars = max_continuation_chars.max(rest.chars().count());
       }
     }
-    let (unk, cls, sep) = (*words.get(UNK)?, *words.get(CLS)?, *words.get(SEP)?);
+    let [unk, cls, sep] = specials;
+    let (unk, cls, sep) = (*words.get(unk)?, *words.get(cls)?, *words.get(sep)?);
     Some(Vocab { words, continuations, max_word_chars, max_continuation_chars, unk, cls, sep })
   }
 
