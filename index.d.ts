@@ -355,6 +355,14 @@ export interface CodeCallOptions {
      * background; until `ready()` resolves, search is lexical. `null` means the default. @default true
      */
     semantic?: boolean | null
+    /**
+     * The sentence model: `'large'` is all-mpnet-base-v2 (int8; better rankings for a 111 MB file
+     * instead of 23 MB and about 7 times the work per embedded text), from the optional package
+     * `@codecall/native-data-large` (or `CODECALL_EMBEDDINGS_LARGE_PATH`); without it the default
+     * model is used and a warning (code `CODECALL_NO_LARGE_MODEL`) says so once. `null` means the
+     * default. @default 'default'
+     */
+    model?: 'default' | 'large' | null
     /** Hits scoring below it (0..1) are dropped. @default 0 */
     similarityThreshold?: number
     /**
@@ -867,8 +875,8 @@ export interface ToolIndexOptions {
   semantic?: boolean | null
   /**
    * Which sentence model: `'default'` (all-MiniLM-L6-v2, in every install) or `'large'`
-   * (all-mpnet-base-v2, int8: better rankings for about 5 times the memory and 10 times the
-   * embedding work; its file is in the optional package `@codecall/native-data-large`, or named
+   * (all-mpnet-base-v2, int8: better rankings for a 111 MB file instead of 23 MB and about 7 times
+   * the work per embedded text; its file is in the optional package `@codecall/native-data-large`, or named
    * by `CODECALL_EMBEDDINGS_LARGE_PATH`). Without that file, `'large'` uses the default model and
    * says so once (a Node warning, code `CODECALL_NO_LARGE_MODEL`). `null` means the default.
    * @default 'default'

@@ -45,7 +45,7 @@ const MAGIC: &[u8; 8] = b"CCBERT01";
 
 /// Which sentence model an index uses: the default one (all-MiniLM-L6-v2, in every install) or the
 /// opt-in large one (all-mpnet-base-v2, in its own optional package: about 5 times the file and
-/// 10 times the work per text, for better rankings).
+/// 7 times the work per text, for better rankings).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Kind {
   #[default]
