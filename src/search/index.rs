@@ -366,8 +366,12 @@ impl ToolIndex {
     let model = self.model().filter(|m| {
       !self.vectors.is_empty() && self.pending.is_idle() && m.vocab.has_content_word(&query, analysis::is_stop_word)
     });
-    let vector = model.map(|m| model::pool::query_vector(m, &self.dense_query(&query, m)));
+    let dense_query = model.map(|m| self.dense_query(&query, m));
+    let vector = model.zip(dense_query.as_ref()).map(|(m, q)| model::pool::query_vector(m, q));
     let fusion = model.map_or(score::MINILM, |m| m.fusion);
+    // The model read a word the user did not type (a typo corrected to a tool's word): the words
+    // count for more.
+    let fusion = if dense_query.as_deref().is_some_and(|q| q != query) { fusion.for_typo() } else { fusion };
     // Every tool near the query that passes the filters, best first.
     let mut near: Vec<(u64, f32)> = Vec::new();
     if let Some(vector) = &vector {
