@@ -161,6 +161,7 @@ pub const MINILM: Fusion =
 /// 0.802, its typo queries 0.828 → 0.859) and kept because the held-out corpus gained too (0.673 →
 /// 0.676, its typo queries 0.762 → 0.803; `BENCHMARKS.md`, "Typos").
 pub const TYPO_WEIGHT: f64 = 0.2;
+const _: () = assert!(TYPO_WEIGHT < DENSE_WEIGHT && MPNET.typo_weight <= MPNET.weight);
 const _: () = assert!(MINILM.floor < MINILM.full);
 /// The opt-in large model's (all-mpnet-base-v2): chosen on the first corpus's tune half like the
 /// default model's (the best mean over each point's ±1-step grid neighbourhood, among the points
@@ -268,7 +269,6 @@ mod tests {
     assert_eq!(Fusion { weight: MINILM.weight, ..typo }, MINILM);
     assert!(typo.fuse(0.8, Some(0.2)) > MINILM.fuse(0.8, Some(0.2)));
     assert_eq!(typo.fuse(1.0, Some(-1.0)), 1.0);
-    assert!(TYPO_WEIGHT < DENSE_WEIGHT && MPNET.typo_weight <= MPNET.weight);
   }
 
   #[test]
