@@ -111,9 +111,7 @@ impl ToolIndex {
       Some(Either::B(Null)) | None => None,
     };
     let model = match options.model {
-      Some(Either::A(name)) => {
-        model_kind(&name).map_err(|m| args::invalid_arg(&env, m.replace("{at}", "options.model")))?
-      }
+      Some(Either::A(name)) => model_kind(&env, &name, "options.model")?,
       Some(Either::B(Null)) | None => defaults.model,
     };
     let model = if semantic { available_model(&env, model) } else { model };
@@ -368,14 +366,14 @@ const NO_MODEL_WARNING: &str = "CODECALL_NO_EMBEDDINGS";
 /// The code of the warning that `model: 'large'` has no file and the default model is used.
 const NO_LARGE_MODEL_WARNING: &str = "CODECALL_NO_LARGE_MODEL";
 
-/// The model named by a `model` option (`{at}` in the message stands for the option's path).
-pub(crate) fn model_kind(name: &str) -> Result<model::Kind, String> {
+/// The model named by the option at `at` (`'default'` or `'large'`); `ERR_INVALID_ARG` otherwise.
+pub(crate) fn model_kind(env: &Env, name: &str, at: &str) -> napi::Result<model::Kind> {
   match name {
     "default" => Ok(model::Kind::Default),
     "large" => Ok(model::Kind::Large),
     other => {
       let shown: String = other.chars().take(40).collect();
-      Err(format!("{{at}} must be 'default' or 'large' (got '{shown}')"))
+      Err(args::invalid_arg(env, format!("{at} must be 'default' or 'large' (got '{shown}')")))
     }
   }
 }

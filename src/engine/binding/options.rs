@@ -114,8 +114,7 @@ pub(super) fn read<'env>(
         model: match present(&s, "model")? {
           Some(v) => {
             let name = args::string_arg(env, &v, "options.search.model")?;
-            crate::search::model_kind(&name)
-              .map_err(|m| args::invalid_arg(env, m.replace("{at}", "options.search.model")))?
+            crate::search::model_kind(env, &name, "options.search.model")?
           }
           None => defaults.model,
         },

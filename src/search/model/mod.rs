@@ -1,7 +1,8 @@
 //! The sentence model, run by the addon: all-MiniLM-L6-v2 (`embeddings/README.md`), a 6-layer BERT
-//! encoder with int8 weights, evaluated here in plain Rust (no runtime, download, GPU or Python).
-//! A text's vector is the mean of the last layer's token states, L2-normalised, as
-//! sentence-transformers computes it.
+//! encoder with int8 weights, evaluated here in plain Rust (no runtime, download, GPU or Python) —
+//! or, opted into (`Kind::Large`), all-mpnet-base-v2: 12 MPNet layers, the same pass plus MPNet's
+//! relative attention bias. A text's vector is the mean of the last layer's token states,
+//! L2-normalised, as sentence-transformers computes it.
 //!
 //! The model file ("CCBERT01", format at the top of `scripts/embeddings/quantize_model.py`) is read
 //! once per process from the package `@codecall/native-data`, found from the `.node`'s own place
