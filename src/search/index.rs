@@ -366,12 +366,12 @@ impl ToolIndex {
     let model = self.model().filter(|m| {
       !self.vectors.is_empty() && self.pending.is_idle() && m.vocab.has_content_word(&query, analysis::is_stop_word)
     });
-    let dense_query = model.map(|m| self.dense_query(&query, m));
-    let vector = model.zip(dense_query.as_ref()).map(|(m, q)| model::pool::query_vector(m, q));
+    let dense_query = model.map(|m| (m, self.dense_query(&query, m)));
+    let vector = dense_query.as_ref().map(|(m, (q, _))| model::pool::query_vector(m, q));
     let fusion = model.map_or(score::MINILM, |m| m.fusion);
     // The model read a word the user did not type (a typo corrected to a tool's word): the words
     // count for more.
-    let fusion = if dense_query.as_deref().is_some_and(|q| q != query) { fusion.for_typo() } else { fusion };
+    let fusion = if dense_query.is_some_and(|(_, (_, corrected))| corrected) { fusion.for_typo() } else { fusion };
     // Every tool near the query that passes the filters, best first.
     let mut near: Vec<(u64, f32)> = Vec::new();
     if let Some(vector) = &vector {
@@ -622,11 +622,13 @@ impl ToolIndex {
 
   /// The query as the model reads it: with `fuzzy` on, a word that neither the tools nor the
   /// model know whole, and that is one edit away from a word of the tools, is read as that word
-  /// (the lexical side's typo correction) — a misspelt word is noise to the model.
-  pub(super) fn dense_query(&self, query: &str, model: &Model) -> String {
+  /// (the lexical side's typo correction) — a misspelt word is noise to the model. Also whether a
+  /// word was so corrected.
+  pub(super) fn dense_query(&self, query: &str, model: &Model) -> (String, bool) {
     if !self.options.fuzzy {
-      return query.to_string();
+      return (query.to_string(), false);
     }
+    let mut corrected = false;
     let mut out = String::with_capacity(query.len());
     for (i, token) in query.split_whitespace().enumerate() {
       if i > 0 {
@@ -641,11 +643,14 @@ impl ToolIndex {
       .then(|| typo::corrections(&word, &self.vocabulary).into_iter().next())
       .flatten();
       match fixed {
-        Some((correction, _)) => out.push_str(&token.replacen(core, correction, 1)),
+        Some((correction, _)) => {
+          corrected = true;
+          out.push_str(&token.replacen(core, correction, 1));
+        }
         None => out.push_str(token),
       }
     }
-    out
+    (out, corrected)
   }
 
   /// Drops a tool from the writer, the maps and the statistics.

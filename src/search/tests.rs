@@ -289,13 +289,21 @@ fn the_model_reads_a_misspelt_word_as_the_tools_word() {
     tool("datadog:list_incidents", "datadog", "List incidents, filtered by state"),
     tool("docker:compose_up", "docker", "Start the services of a compose file"),
   ]);
-  assert_eq!(index.dense_query("any open incidnets in datadog?", model), "any open incidents in datadog?");
+  assert_eq!(
+    index.dense_query("any open incidnets in datadog?", model),
+    ("any open incidents in datadog?".into(), true)
+  );
   // Words the model knows are left alone, even one edit from a tool's word; so is punctuation.
-  assert_eq!(index.dense_query("start (composer) the services!", model), "start (composer) the services!");
-  assert_eq!(index.dense_query("", model), "");
+  assert_eq!(
+    index.dense_query("start (composer) the services!", model),
+    ("start (composer) the services!".into(), false)
+  );
+  assert_eq!(index.dense_query("", model), (String::new(), false));
+  // Spacing is normalised, which is no correction (the typo weight is not used for it).
+  assert_eq!(index.dense_query("  start  the services ", model), ("start the services".into(), false));
   let mut plain = ToolIndex::new(IndexOptions { fuzzy: false, ..IndexOptions::default() }).expect("index");
   plain.upsert(vec![tool("datadog:list_incidents", "datadog", "List incidents")]).expect("upsert");
-  assert_eq!(plain.dense_query("open incidnets", model), "open incidnets");
+  assert_eq!(plain.dense_query("open incidnets", model), ("open incidnets".into(), false));
 }
 
 #[test]
