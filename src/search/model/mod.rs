@@ -296,6 +296,22 @@ struct Relative {
   table: Vec<f32>,
 }
 
+impl Relative {
+  /// The bias of each head at each offset j − i of a `t`-token sequence: `[head × (2t − 1) + j − i +
+  /// t − 1]`.
+  fn by_offset(&self, t: usize, heads: usize) -> Vec<f32> {
+    let width = (2 * t).saturating_sub(1);
+    let mut bias = vec![0f32; heads * width];
+    for offset in 0..width {
+      let bucket = relative_bucket(offset as i64 - (t as i64 - 1), self.buckets, self.max_distance);
+      for head in 0..heads {
+        bias[head * width + offset] = self.table.get(bucket * heads + head).copied().unwrap_or(0.0);
+      }
+    }
+    bias
+  }
+}
+
 /// transformers' `MPNetEncoder.relative_position_bucket` of `rel = j − i`: half the buckets for
 /// keys before the query, half after; in each, distances below a quarter of the buckets exactly,
 /// longer ones logarithmically up to `max_distance`, beyond it the last bucket.
@@ -508,10 +524,15 @@ impl Model {
       row += seq.len();
     }
     layer_norm(&mut x, h, &self.emb_ln, self.eps);
+    // MPNet: each sequence's bias, the same in every layer.
+    let bias: Vec<Vec<f32>> = self
+      .relative
+      .as_ref()
+      .map_or_else(Vec::new, |rel| seqs.iter().map(|s| rel.by_offset(s.len(), self.heads)).collect());
     let (mut qkv, mut ctx, mut tmp, mut ffn) = (Vec::new(), vec![0f32; n * h], Vec::new(), Vec::new());
     for layer in &self.layers {
       layer.qkv.apply(&x, &mut qkv);
-      self.attention(seqs, &qkv, &mut ctx);
+      self.attention(seqs, &bias, &qkv, &mut ctx);
       layer.out.apply(&ctx, &mut tmp);
       add_into(&mut tmp, &x);
       layer_norm(&mut tmp, h, &layer.ln1, self.eps);
@@ -545,25 +566,14 @@ impl Model {
   /// Self-attention of each sequence over its own tokens, head by head: `ctx = softmax(q·kᵀ)·v`
   /// (q is already scaled).
   #[inline(always)]
-  fn attention(&self, seqs: &[Vec<u32>], qkv: &[f32], ctx: &mut [f32]) {
+  fn attention(&self, seqs: &[Vec<u32>], biases: &[Vec<f32>], qkv: &[f32], ctx: &mut [f32]) {
     let h = self.hidden;
     let d = h / self.heads;
     let mut scores = Vec::new();
-    // MPNet: the bias of each head at each offset j − i (index j − i + t − 1) of this sequence.
-    let mut bias = Vec::new();
     let mut start = 0;
-    for seq in seqs {
+    for (k, seq) in seqs.iter().enumerate() {
       let t = seq.len();
-      if let Some(rel) = &self.relative {
-        bias.clear();
-        bias.resize(self.heads * (2 * t).saturating_sub(1), 0.0);
-        for offset in 0..(2 * t).saturating_sub(1) {
-          let bucket = relative_bucket(offset as i64 - (t as i64 - 1), rel.buckets, rel.max_distance);
-          for head in 0..self.heads {
-            bias[head * (2 * t - 1) + offset] = rel.table.get(bucket * self.heads + head).copied().unwrap_or(0.0);
-          }
-        }
-      }
+      let bias = biases.get(k).map_or(&[][..], Vec::as_slice);
       for head in 0..self.heads {
         for i in 0..t {
           let q = &qkv[(start + i) * 3 * h + head * d..][..d];
