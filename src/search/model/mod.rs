@@ -485,10 +485,25 @@ impl Model {
   /// sequence's alone.
   pub fn embed_batch(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
     #[cfg(target_arch = "x86_64")]
-    if kernel::has_avx2() {
-      // SAFETY: the CPU has AVX2 and FMA (checked just above).
-      return unsafe { self.embed_batch_avx2(seqs) };
+    match kernel::kernel() {
+      // SAFETY: the CPU has AVX-512 F + DQ, AVX2 and FMA (`kernel()` checked them).
+      kernel::Kernel::Avx512 => return unsafe { self.embed_batch_avx512(seqs) },
+      // SAFETY: the CPU has AVX2 and FMA (`kernel()` checked them).
+      kernel::Kernel::Avx2 => return unsafe { self.embed_batch_avx2(seqs) },
+      kernel::Kernel::Portable => {}
     }
+    self.forward(seqs)
+  }
+
+  /// [`Model::forward`] compiled for AVX-512. The same bits as the AVX2 build: the loops keep
+  /// their order of additions (Rust never reorders float sums or fuses a multiply-add it was not
+  /// asked to), only more of each elementwise loop runs per instruction.
+  ///
+  /// # Safety
+  /// The CPU has AVX-512 F + DQ, AVX2 and FMA.
+  #[cfg(target_arch = "x86_64")]
+  #[target_feature(enable = "avx2,fma,avx512f,avx512dq")]
+  unsafe fn embed_batch_avx512(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
     self.forward(seqs)
   }
 

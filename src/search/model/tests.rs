@@ -138,6 +138,32 @@ fn a_text_alone_or_packed_gives_the_same_bits() {
   }
 }
 
+/// The AVX-512 build of the forward pass gives the AVX2 build's bits (the linear kernels' own
+/// agreement is `kernel::tests::every_simd_kernel_gives_the_same_bits`), for MiniLM and MPNet,
+/// batched past the kernels' widening point and alone.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_avx512_forward_pass_gives_the_avx2_bits() {
+  if kernel::kernel() != kernel::Kernel::Avx512 {
+    eprintln!("no AVX-512 kernel on this CPU: nothing to compare");
+    return;
+  }
+  let tiny = Model::parse(include_bytes!("fixtures/tiny-mpnet.bin")).expect("the fixture parses");
+  let long = "search the issues of a repository by label, state, author and the words of their titles; ".repeat(4);
+  let texts = ["list open issues", "memory: create entities. Create multiple new entities", "", long.as_str()];
+  for m in [shipped(), &tiny] {
+    let seqs: Vec<Vec<u32>> = texts.iter().map(|t| m.encode(t, TOKEN_CAP)).collect();
+    assert!(seqs.iter().map(Vec::len).sum::<usize>() > 24, "the batch takes the widened path");
+    // SAFETY: the CPU has AVX-512 F + DQ, AVX2 and FMA (the kernel says so).
+    let (wide, narrow) = unsafe { (m.embed_batch_avx512(&seqs), m.embed_batch_avx2(&seqs)) };
+    assert_eq!(wide, narrow);
+    for (seq, v) in seqs.iter().zip(&wide) {
+      // SAFETY: as above.
+      assert_eq!(&unsafe { m.embed_batch_avx2(std::slice::from_ref(seq)) }[0], v);
+    }
+  }
+}
+
 #[test]
 fn paraphrases_are_closer_than_unrelated_texts() {
   let m = shipped();
