@@ -166,6 +166,7 @@ fn madd(a: f32, b: f32, c: f32) -> f32 {
 
 /// The linear layers' kernel on this machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // only x86-64 has the SIMD kernels
 pub enum Kernel {
   /// Plain Rust (SSE2 on x86-64, NEON on aarch64).
   Portable,
