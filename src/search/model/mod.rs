@@ -585,15 +585,29 @@ impl Model {
     let h = self.hidden;
     let d = h / self.heads;
     let mut scores = Vec::new();
+    let mut keys = Vec::new();
     let mut start = 0;
     for (k, seq) in seqs.iter().enumerate() {
       let t = seq.len();
       let bias = biases.get(k).map_or(&[][..], Vec::as_slice);
       for head in 0..self.heads {
+        let key = |j: usize| &qkv[(start + j) * 3 * h + h + head * d..][..d];
+        if d.is_multiple_of(8) {
+          transpose_keys(&mut keys, t, d, key);
+        }
         for i in 0..t {
           let q = &qkv[(start + i) * 3 * h + head * d..][..d];
+          // Plain loops, not `extend`: `Vec::extend` is not inlined, so its closure would run
+          // compiled for the baseline CPU (SSE2) instead of this pass's AVX2 / AVX-512 build.
           scores.clear();
-          scores.extend((0..t).map(|j| dot(q, &qkv[(start + j) * 3 * h + h + head * d..][..d])));
+          scores.resize(t, 0.0);
+          if d.is_multiple_of(8) {
+            dots_transposed(q, &keys, &mut scores);
+          } else {
+            for (j, s) in scores.iter_mut().enumerate() {
+              *s = dot(q, key(j));
+            }
+          }
           if !bias.is_empty() {
             // Offsets j − i for j = 0..t start at t − 1 − i.
             let row = &bias[head * (2 * t - 1) + (t - 1 - i)..][..t];
@@ -708,6 +722,47 @@ fn sum(a: &[f32]) -> f32 {
     }
   }
   acc.iter().sum::<f32>() + tail
+}
+
+/// The keys of one head in blocks of eight, each block component by component
+/// (`keys[(b·d + c)·8 + x]` = component `c` of key `8b + x`; a last block's missing keys are 0),
+/// for [`dots_transposed`].
+#[inline(always)]
+fn transpose_keys<'a>(keys: &mut Vec<f32>, t: usize, d: usize, key: impl Fn(usize) -> &'a [f32]) {
+  keys.clear();
+  keys.resize(t.div_ceil(8) * d * 8, 0.0);
+  for (b, block) in keys.chunks_exact_mut(d * 8).enumerate() {
+    for x in 0..8.min(t - 8 * b) {
+      for (c, &v) in key(8 * b + x).iter().enumerate() {
+        block[c * 8 + x] = v;
+      }
+    }
+  }
+}
+
+/// `scores[j] = dot(q, key j)` for every key, bit for bit as [`dot`] sums it (lane `l` adds the
+/// products of components `l, l + 8, …` in turn, then the lanes are added in order), eight keys
+/// side by side: `keys` from [`transpose_keys`], `q.len()` a multiple of 8.
+#[inline(always)]
+fn dots_transposed(q: &[f32], keys: &[f32], scores: &mut [f32]) {
+  let d = q.len();
+  for (out, block) in scores.chunks_mut(8).zip(keys.chunks_exact(d * 8)) {
+    let mut lanes = [[0f32; 8]; 8];
+    for (qs, group) in q.chunks_exact(8).zip(block.chunks_exact(64)) {
+      for ((acc, &qc), row) in lanes.iter_mut().zip(qs).zip(group.chunks_exact(8)) {
+        for (a, &kv) in acc.iter_mut().zip(row) {
+          *a += qc * kv;
+        }
+      }
+    }
+    let mut total = lanes[0];
+    for acc in &lanes[1..] {
+      for (s, a) in total.iter_mut().zip(acc) {
+        *s += a;
+      }
+    }
+    out.copy_from_slice(&total[..out.len()]);
+  }
 }
 
 /// The dot product of two vectors of the same length (the cosine of two unit vectors).

@@ -305,6 +305,34 @@ fn cancelled_and_orphaned_jobs_end_their_waiters() {
   assert_eq!(called.load(Ordering::SeqCst), 2);
 }
 
+/// The attention's scores, eight keys side by side, are `dot`'s bits for every length and head
+/// width the models use (and zeros of both signs, which a sum must not turn around).
+#[test]
+fn transposed_scores_are_dot_bit_for_bit() {
+  let mut state = 12_345u32;
+  let mut next = || {
+    state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+    match state >> 28 {
+      0 => -0.0,
+      1 => 0.0,
+      _ => ((state >> 8) % 20_000) as f32 / 7_000.0 - 1.4,
+    }
+  };
+  for d in [8, 16, 32, 64] {
+    for t in [1, 2, 7, 8, 9, 16, 17, 40, 128] {
+      let q: Vec<f32> = (0..d).map(|_| next()).collect();
+      let k: Vec<Vec<f32>> = (0..t).map(|_| (0..d).map(|_| next()).collect()).collect();
+      let mut keys = Vec::new();
+      transpose_keys(&mut keys, t, d, |j| k[j].as_slice());
+      let mut scores = vec![0f32; t];
+      dots_transposed(&q, &keys, &mut scores);
+      for (j, key) in k.iter().enumerate() {
+        assert_eq!(scores[j].to_bits(), dot(&q, key).to_bits(), "d {d}, t {t}, key {j}");
+      }
+    }
+  }
+}
+
 #[test]
 fn exp_erf_and_gelu_match_libm() {
   let mut worst = 0f32;
