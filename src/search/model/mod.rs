@@ -585,6 +585,8 @@ impl Model {
     let h = self.hidden;
     let d = h / self.heads;
     let mut scores = Vec::new();
+    // Heads of a width in eights (every model's) score eight keys side by side.
+    let transposed = d.is_multiple_of(8);
     let mut keys = Vec::new();
     let mut start = 0;
     for (k, seq) in seqs.iter().enumerate() {
@@ -592,7 +594,7 @@ impl Model {
       let bias = biases.get(k).map_or(&[][..], Vec::as_slice);
       for head in 0..self.heads {
         let key = |j: usize| &qkv[(start + j) * 3 * h + h + head * d..][..d];
-        if d.is_multiple_of(8) {
+        if transposed {
           transpose_keys(&mut keys, t, d, key);
         }
         for i in 0..t {
@@ -601,7 +603,7 @@ impl Model {
           // compiled for the baseline CPU (SSE2) instead of this pass's AVX2 / AVX-512 build.
           scores.clear();
           scores.resize(t, 0.0);
-          if d.is_multiple_of(8) {
+          if transposed {
             dots_transposed(q, &keys, &mut scores);
           } else {
             for (j, s) in scores.iter_mut().enumerate() {
